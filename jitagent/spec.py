@@ -1,0 +1,224 @@
+"""The harness: one typed, single-file artifact (the protocol Π = (M, P, F, A)).
+
+A `HarnessSpec` is what the meta-model writes, the bank stores and the runtime executes.
+Its id is a digest of its content, so two identical harnesses are one harness.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import string
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+TOOL_NAMES = ("python", "shell", "read_file", "write_file", "list_dir", "final_answer")
+
+# Fields a prompt template may reference; anything else is a validation error.
+TEMPLATE_FIELDS = frozenset({"task", "tools", "plan", "notes", "summary", "observation", "step", "reflection"})
+
+# A `code` section implements one stage in Python; the runtime calls this function in the sandbox.
+CODE_INTERFACES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "memory": ("view", ("messages",)),          # list[dict] -> list[dict]
+    "planning": ("guidance", ("task", "history")),  # (str, list[dict]) -> str
+    "answer": ("extract_answer", ("text",)),    # str -> str
+}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class MemorySpec(_Strict):
+    """M: what of the history the model sees each step."""
+
+    kind: Literal["full", "window", "summary", "notes"] = "full"
+    window: int = Field(6, ge=1, le=64, description="messages kept by `window` (and `notes`)")
+    every: int = Field(4, ge=1, le=64, description="`summary`: summarize after this many steps")
+    budget: int = Field(160, ge=16, le=2048, description="`summary`: max tokens of a summary")
+
+
+class PlanningSpec(_Strict):
+    """P: turning the memory view into local guidance."""
+
+    kind: Literal["none", "upfront", "replan", "reflect", "decompose"] = "none"
+    every: int = Field(3, ge=1, le=64, description="`replan`: plan again every N steps")
+    max_attempts: int = Field(2, ge=1, le=5, description="`reflect`: attempts, each after a reflection")
+    max_depth: int = Field(1, ge=1, le=3, description="`decompose`: depth of sub-agents")
+    max_subtasks: int = Field(3, ge=1, le=6, description="`decompose`: subtasks per level")
+
+
+class ToolPolicy(_Strict):
+    """F: capability orchestration."""
+
+    tools: list[str] = Field(default_factory=list)
+    select: Literal["all", "relevant"] = "all"
+    retry: int = Field(0, ge=0, le=3, description="re-run a tool call that failed for infrastructure reasons")
+    required_first: str | None = Field(None, description="a tool the first step must call")
+
+    @field_validator("tools")
+    @classmethod
+    def _known_unique(cls, tools: list[str]) -> list[str]:
+        unknown = [t for t in tools if t not in TOOL_NAMES]
+        if unknown:
+            raise ValueError(f"unknown tool(s) {unknown}; known: {list(TOOL_NAMES)}")
+        if len(set(tools)) != len(tools):
+            raise ValueError(f"duplicate tools in {tools}")
+        return tools
+
+    @model_validator(mode="after")
+    def _first_is_listed(self) -> ToolPolicy:
+        if self.required_first and self.required_first not in self.tools:
+            raise ValueError(f"required_first {self.required_first!r} is not in tools {self.tools}")
+        return self
+
+
+class ActionSpec(_Strict):
+    """A: the step format, sampling, voting, verification and stopping."""
+
+    kind: Literal["direct", "react", "codeact", "json_tool"] = "direct"
+    samples: int = Field(1, ge=1, le=8)
+    vote: Literal["majority", "judge"] = "majority"
+    verify: Literal["none", "self_check", "run_tests"] = "none"
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    answer_from: Literal["text", "stdout"] = Field(
+        "text", description="`stdout`: the answer is the last line printed by the last program run")
+
+
+class FewShot(_Strict):
+    user: str
+    assistant: str
+
+
+class Prompts(_Strict):
+    system: str = "You are a careful assistant. Solve the task."
+    step: str = Field("{task}", description="user message template; fields: " + ", ".join(sorted(TEMPLATE_FIELDS)))
+    prefill: str = Field("", description="text the assistant reply starts with (continued by the model)")
+    few_shot: list[FewShot] = Field(default_factory=list)
+    instructions: list[str] = Field(default_factory=list, description="extra lines appended to the system prompt")
+
+    @field_validator("system", "step")
+    @classmethod
+    def _known_fields(cls, template: str) -> str:
+        try:
+            names = {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+        except ValueError as exc:
+            raise ValueError(f"malformed template: {exc}") from None
+        unknown = sorted(n for n in names if n not in TEMPLATE_FIELDS)
+        if unknown:
+            raise ValueError(f"template references unknown field(s) {unknown}; allowed: {sorted(TEMPLATE_FIELDS)}")
+        return template
+
+
+class Limits(_Strict):
+    max_steps: int = Field(4, ge=1, le=30)
+    max_tool_calls: int = Field(6, ge=0, le=60)
+    max_tokens: int = Field(1024, ge=16, le=16384, description="completion tokens over the whole run")
+    timeout_s: float = Field(60.0, gt=0, le=1800)
+
+
+class CodeSection(_Strict):
+    stage: Literal["memory", "planning", "answer"]
+    source: str = Field(..., min_length=1)
+
+
+class Envelope(_Strict):
+    id: str = ""
+    parent_id: str | None = None
+    origin: Literal["seed", "synthesized", "repaired", "evolved"] = "seed"
+    generator: str = "human"
+    tools_requested: list[str] = Field(default_factory=list)
+
+
+class HarnessSpec(_Strict):
+    name: str = Field(..., min_length=1, max_length=80)
+    description: str = Field(..., min_length=1)
+    memory: MemorySpec = Field(default_factory=MemorySpec)
+    planning: PlanningSpec = Field(default_factory=PlanningSpec)
+    tools: ToolPolicy = Field(default_factory=ToolPolicy)
+    action: ActionSpec = Field(default_factory=ActionSpec)
+    prompts: Prompts = Field(default_factory=Prompts)
+    limits: Limits = Field(default_factory=Limits)
+    code: CodeSection | None = None
+    envelope: Envelope = Field(default_factory=Envelope)
+
+    @model_validator(mode="after")
+    def _coherent(self) -> HarnessSpec:
+        if self.action.kind in ("react", "json_tool") and not self.tools.tools:
+            raise ValueError(f"action.kind {self.action.kind!r} needs at least one tool in tools.tools")
+        if self.action.kind == "codeact" and "python" not in self.tools.tools:
+            raise ValueError("action.kind 'codeact' needs 'python' in tools.tools")
+        if self.action.answer_from == "stdout" and self.action.kind != "codeact":
+            raise ValueError("action.answer_from 'stdout' needs action.kind 'codeact'")
+        if self.action.verify == "run_tests" and "python" not in self.tools.tools:
+            raise ValueError("action.verify 'run_tests' needs 'python' in tools.tools")
+        self.envelope.tools_requested = list(self.tools.tools)
+        self.envelope.id = self.digest()
+        return self
+
+    def content(self) -> dict:
+        """Everything that defines behaviour: the spec without its envelope."""
+        return self.model_dump(mode="json", exclude={"envelope"})
+
+    def digest(self) -> str:
+        canonical = json.dumps(self.content(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+    @property
+    def id(self) -> str:
+        return self.envelope.id
+
+    def derive(self, **envelope: object) -> HarnessSpec:
+        """A copy with a new envelope (origin, parent, generator); the id is recomputed."""
+        data = self.model_dump(mode="json")
+        data["envelope"] = {**Envelope().model_dump(), **envelope}
+        return HarnessSpec.model_validate(data)
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
+
+
+class SpecError(ValueError):
+    """A spec that does not validate; the message names each field and its problem."""
+
+
+def format_validation_error(exc: ValidationError) -> str:
+    lines = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "(root)"
+        lines.append(f"{where}: {err['msg']}")
+    return "; ".join(lines)
+
+
+def parse_spec(data: dict | str) -> HarnessSpec:
+    """Validate a dict, or JSON/YAML text, into a HarnessSpec or raise SpecError."""
+    if isinstance(data, str):
+        try:
+            data = yaml.safe_load(data)
+        except yaml.YAMLError as exc:
+            raise SpecError(f"not valid YAML/JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise SpecError(f"a harness spec must be a mapping, got {type(data).__name__}")
+    try:
+        return HarnessSpec.model_validate(data)
+    except ValidationError as exc:
+        raise SpecError(format_validation_error(exc)) from None
+
+
+def load_spec(path: str | Path) -> HarnessSpec:
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise SpecError(f"{path}: {exc.strerror}") from None
+    try:
+        return parse_spec(text)
+    except SpecError as exc:
+        raise SpecError(f"{path}: {exc}") from None
+
+
+def json_schema() -> dict:
+    return HarnessSpec.model_json_schema()

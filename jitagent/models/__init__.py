@@ -1,0 +1,24 @@
+"""Model clients behind one async interface; heavy back-ends are imported only when named."""
+
+from __future__ import annotations
+
+from jitagent.models.base import CancelToken, Cancelled, Generation, ModelClient, ModelError, Usage
+from jitagent.models.gguf import DEFAULT_MODEL, MODEL_NAMES
+
+__all__ = ["CancelToken", "Cancelled", "Generation", "ModelClient", "ModelError", "Usage", "load_model",
+           "DEFAULT_MODEL", "MODEL_NAMES"]
+
+
+def load_model(spec: str = "embedded") -> ModelClient:
+    """`embedded` (the default model), a model name (`qwen2.5-coder-0.5b`, `smollm2-135m`),
+    or an OpenAI-compatible URL, optionally `URL#model`."""
+    if spec in ("embedded", "default"):
+        spec = DEFAULT_MODEL
+    if spec in MODEL_NAMES:
+        from jitagent.models.embedded import EmbeddedModel
+        return EmbeddedModel(spec)
+    if spec.startswith(("http://", "https://")):
+        from jitagent.models.openai_http import OpenAICompatibleModel
+        url, _, model = spec.partition("#")
+        return OpenAICompatibleModel(url, model or None)
+    raise ValueError(f"unknown model {spec!r}: use 'embedded', one of {list(MODEL_NAMES)}, or an http(s) URL")

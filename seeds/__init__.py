@@ -1,0 +1,1 @@
+"""The 13 seed harness specs, shipped as package data."""

@@ -1,0 +1,5 @@
+import sys
+
+from jitagent.cli import main
+
+sys.exit(main())

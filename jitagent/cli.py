@@ -1,0 +1,160 @@
+"""The `jitagent` command line (also `python -m jitagent`)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+console = Console()
+
+
+def _print_json(value) -> None:
+    print(json.dumps(value, indent=2, default=str))
+
+
+def cmd_seeds(args) -> int:
+    from jitagent.catalog import load_seeds
+
+    seeds = load_seeds()
+    if args.json:
+        _print_json([{"name": s.name, "id": s.id, "description": s.description} for s in seeds.values()])
+        return 0
+    table = Table("name", "id", "description")
+    for s in seeds.values():
+        table.add_row(s.name, s.id, s.description)
+    console.print(table)
+    return 0
+
+
+def cmd_schema(args) -> int:
+    from jitagent.spec import json_schema
+
+    _print_json(json_schema())
+    return 0
+
+
+def cmd_validate(args) -> int:
+    from jitagent.spec import SpecError, load_spec
+
+    try:
+        spec = load_spec(args.file)
+    except SpecError as exc:
+        print(f"invalid: {exc}", file=sys.stderr)
+        return 1
+    print(f"valid: {spec.name} (id {spec.id})")
+    return 0
+
+
+def cmd_suites(args) -> int:
+    from jitagent.tasks import SPLITS, builtin_suites, load_suite
+
+    rows = []
+    for name in sorted(builtin_suites()):
+        tasks = load_suite(name)
+        rows.append({"name": name, "tasks": len(tasks), **{s: sum(t.split == s for t in tasks) for s in SPLITS},
+                     "types": sorted({t.type or "-" for t in tasks})})
+    if args.json:
+        _print_json(rows)
+        return 0
+    table = Table("suite", "tasks", *SPLITS, "types")
+    for r in rows:
+        table.add_row(r["name"], str(r["tasks"]), *(str(r[s]) for s in SPLITS), ", ".join(r["types"]))
+    console.print(table)
+    return 0
+
+
+def cmd_models(args) -> int:
+    from jitagent.models.gguf import MODEL_NAMES, model_path
+
+    for name in MODEL_NAMES:
+        print(f"{name}: {model_path(name)}")
+    return 0
+
+
+def cmd_run(args) -> int:
+    from jitagent.catalog import resolve_harness
+    from jitagent.evaluate import run_tasks, summarize
+    from jitagent.models import load_model
+    from jitagent.runtime.agent import Runtime
+    from jitagent.tasks import load_suite
+
+    spec = resolve_harness(args.harness)
+    tasks = load_suite(args.suite, args.split)[: args.limit or None]
+    model = load_model(args.model)
+    results = asyncio.run(run_tasks(Runtime(model), spec, tasks, seed=args.seed))
+    table = Table("task", "passed", "answer", "tokens", "wall s", title=f"{spec.name} on {args.suite}/{args.split or 'all'}")
+    for r in results:
+        table.add_row(r.task_id, "yes" if r.passed else "no", (r.answer or "")[:40].replace("\n", " "),
+                      str(r.cost.tokens if r.cost.tokens is not None else "unknown"), f"{r.cost.wall_s:.1f}")
+    console.print(table)
+    summary = summarize(spec.name, results)
+    console.print(f"success {summary.success_rate:.1%}  mean tokens {summary.mean_tokens if summary.mean_tokens is not None else 'unknown'}"
+                  f"  mean wall {summary.mean_wall_s:.2f}s  infra errors {summary.infra_errors}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"summary": summary.to_dict(), "model": model.name,
+                                               "results": [r.summary() for r in results]}, indent=2))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="jitagent", description="Just-in-time agent harness synthesis")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("seeds", help="list the seed harnesses")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_seeds)
+    sub.add_parser("schema", help="print the HarnessSpec JSON schema").set_defaults(func=cmd_schema)
+    p = sub.add_parser("validate", help="validate a harness spec file")
+    p.add_argument("file")
+    p.set_defaults(func=cmd_validate)
+    p = sub.add_parser("suites", help="list task suites")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_suites)
+    p = sub.add_parser("models", help="assemble and verify the embedded models")
+    p.add_argument("action", choices=["prepare"])
+    p.set_defaults(func=cmd_models)
+    p = sub.add_parser("run", help="run a harness over a suite")
+    p.add_argument("--harness", required=True, help="seed name or spec file")
+    p.add_argument("--suite", required=True, help="suite name or JSONL file")
+    p.add_argument("--split")
+    p.add_argument("--limit", type=int)
+    p.add_argument("--model", default="embedded", help="embedded | qwen2.5-coder-0.5b | smollm2-135m | URL")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", metavar="OUT")
+    p.set_defaults(func=cmd_run)
+    for extend in _extensions():
+        extend(sub)
+    return parser
+
+
+def _extensions():
+    """Sub-command groups that live with their component (bank, synthesis, server)."""
+    from importlib import import_module
+
+    found = []
+    for module in ("harness_bank.cli", "jitagent.synthesis.cli", "jitagent.server.cli"):
+        try:
+            found.append(import_module(module).add_commands)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args) or 0
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,48 @@
+"""Run one harness over a list of tasks and summarize (used by `jitagent run` and benchmarks)."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from rich.progress import Progress
+
+from jitagent.runtime.agent import Runtime
+from jitagent.runtime.events import RunResult
+from jitagent.spec import HarnessSpec
+from jitagent.tasks import Task
+
+
+@dataclass
+class Summary:
+    harness: str
+    n: int
+    success_rate: float
+    mean_tokens: float | None
+    mean_wall_s: float
+    infra_errors: int
+
+    def to_dict(self) -> dict:
+        return self.__dict__.copy()
+
+
+def summarize(harness: str, results: list[RunResult]) -> Summary:
+    tokens = [r.cost.tokens for r in results]
+    known = [t for t in tokens if t is not None]
+    return Summary(
+        harness=harness, n=len(results),
+        success_rate=sum(r.reward for r in results) / len(results) if results else 0.0,
+        mean_tokens=statistics.fmean(known) if known and len(known) == len(tokens) else None,
+        mean_wall_s=statistics.fmean(r.cost.wall_s for r in results) if results else 0.0,
+        infra_errors=sum(r.error is not None for r in results))
+
+
+async def run_tasks(runtime: Runtime, spec: HarnessSpec, tasks: list[Task], seed: int = 0,
+                    progress: bool = True) -> list[RunResult]:
+    results = []
+    with Progress(disable=not progress, transient=True) as bar:
+        job = bar.add_task(f"{spec.name}", total=len(tasks))
+        for task in tasks:
+            results.append(await runtime.run(spec, task, seed=seed))
+            bar.advance(job)
+    return results

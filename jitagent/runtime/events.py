@@ -1,0 +1,68 @@
+"""Typed records the agent loop yields as it works (the shape of the gRPC Solve stream)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+from jitagent.models.base import Usage
+
+EventKind = Literal["plan", "model", "tool", "memory", "reflection", "subtask", "sample", "vote", "verify",
+                    "verdict", "result"]
+
+
+@dataclass
+class AgentEvent:
+    kind: EventKind
+    text: str = ""
+    step: int = 0
+    depth: int = 0
+    tool: str | None = None
+    ok: bool = True
+    usage: Usage = field(default_factory=Usage)
+    wall_s: float = 0.0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Cost:
+    """Tokens and wall time; None tokens mean unknown."""
+
+    prompt_tokens: int | None = 0
+    completion_tokens: int | None = 0
+    wall_s: float = 0.0
+
+    def add(self, usage: Usage) -> None:
+        total = Usage(self.prompt_tokens, self.completion_tokens) + usage
+        self.prompt_tokens, self.completion_tokens = total.prompt_tokens, total.completion_tokens
+
+    @property
+    def tokens(self) -> int | None:
+        return None if self.prompt_tokens is None or self.completion_tokens is None else self.prompt_tokens + self.completion_tokens
+
+
+@dataclass
+class Trajectory:
+    messages: list[dict] = field(default_factory=list)
+    events: list[AgentEvent] = field(default_factory=list)
+
+
+@dataclass
+class RunResult:
+    task_id: str
+    harness_id: str
+    answer: str | None
+    passed: bool
+    reward: float
+    verdict: str
+    cost: Cost
+    trajectory: Trajectory
+    error: str | None = None  # an infrastructure failure (not a genuine wrong answer)
+
+    def summary(self) -> dict:
+        return {"task_id": self.task_id, "harness_id": self.harness_id, "answer": self.answer,
+                "passed": self.passed, "reward": self.reward, "verdict": self.verdict,
+                "prompt_tokens": self.cost.prompt_tokens, "completion_tokens": self.cost.completion_tokens,
+                "tokens": self.cost.tokens, "wall_s": round(self.cost.wall_s, 3), "error": self.error}

@@ -1,0 +1,65 @@
+"""Verifiers: turn an answer (and the workspace after the run) into a verdict and a reward."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from jitagent.sandbox import SandboxLimits, Workspace, sandbox_python
+from jitagent.tasks import Task
+
+NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?|-?\.\d+")
+FENCE = re.compile(r"```(?:python|py)?\s*\n(.*?)(?:```|$)", re.S)
+
+
+@dataclass
+class Verdict:
+    passed: bool
+    reward: float
+    detail: str
+
+
+def last_number(text: str) -> float | None:
+    found = NUMBER.findall(text or "")
+    if not found:
+        return None
+    try:
+        return float(found[-1].replace(",", ""))
+    except ValueError:
+        return None
+
+
+def code_of(answer: str) -> str:
+    """The code in an answer: its fenced blocks joined, or the answer itself."""
+    blocks = FENCE.findall(answer or "")
+    return "\n\n".join(b.strip() for b in blocks) if blocks else (answer or "")
+
+
+def _normal(text: str, case_sensitive: bool) -> str:
+    text = " ".join(str(text).strip().strip("`\"'").split()).rstrip(".")
+    return text if case_sensitive else text.casefold()
+
+
+async def verify(task: Task, answer: str | None, workspace: Workspace, limits: SandboxLimits | None = None) -> Verdict:
+    v = task.verifier
+    limits = limits or SandboxLimits(wall_s=15, cpu_s=10)
+    if answer is None and v.kind != "shell_check":
+        return Verdict(False, 0.0, "no answer")
+    answer = answer or ""
+    if v.kind == "exact":
+        ok = _normal(answer, v.case_sensitive) == _normal(str(v.expected), v.case_sensitive)
+        return Verdict(ok, float(ok), f"expected {v.expected!r}, got {answer[:200]!r}")
+    if v.kind == "numeric":
+        got = last_number(answer)
+        ok = got is not None and abs(got - float(v.expected)) <= v.tolerance * max(1.0, abs(float(v.expected)))
+        return Verdict(ok, float(ok), f"expected {v.expected}, got {got}")
+    if v.kind == "regex":
+        ok = re.search(v.pattern, answer, 0 if v.case_sensitive else re.I) is not None
+        return Verdict(ok, float(ok), f"pattern {v.pattern!r} {'matched' if ok else 'not found'}")
+    if v.kind == "python_tests":
+        program = code_of(answer) + "\n\n" + (v.tests or "") + "\nprint('ALL TESTS PASSED')\n"
+        result = await workspace.run([sandbox_python(), "-c", program], limits)
+        ok = result.ok and "ALL TESTS PASSED" in result.stdout
+        return Verdict(ok, float(ok), result.describe()[-600:])
+    result = await workspace.run(["/bin/sh", "-c", v.command or "false"], limits)
+    return Verdict(result.ok, float(result.ok), result.describe()[-600:])

@@ -31,3 +31,8 @@ def resolve_harness(name_or_path: str) -> HarnessSpec:
     if Path(name_or_path).exists():
         return load_spec(name_or_path)
     raise ValueError(f"no harness {name_or_path!r}: not a seed ({', '.join(seeds)}) nor a file")
+
+
+def seed_bank(bank) -> list[str]:
+    """Put the 13 seeds into a harness bank (idempotent)."""
+    return [bank.add_harness(spec.model_dump(mode="json")) for spec in load_seeds().values()]

@@ -138,7 +138,7 @@ def _extensions():
     from importlib import import_module
 
     found = []
-    for module in ("harness_bank.cli", "jitagent.synthesis.cli", "jitagent.server.cli"):
+    for module in ("jitagent.bank_cli", "jitagent.synthesis.cli", "jitagent.server.cli"):
         try:
             found.append(import_module(module).add_commands)
         except ModuleNotFoundError as exc:
@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args) or 0
-    except (ValueError, FileNotFoundError) as exc:
+    except (ValueError, FileNotFoundError, LookupError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 

@@ -1,0 +1,10 @@
+"""The harness bank: every harness ever made, how it did, and the incumbent per task cluster.
+
+SQLite is the source of truth; the faiss index is derived from it and can always be rebuilt.
+This package knows nothing of models, the runtime or the server.
+"""
+
+from harness_bank.admission import AdmissionPolicy, Decision, Stats
+from harness_bank.bank import HarnessBank, Hit, Outcome
+
+__all__ = ["AdmissionPolicy", "Decision", "HarnessBank", "Hit", "Outcome", "Stats"]

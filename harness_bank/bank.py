@@ -1,0 +1,317 @@
+"""The bank's facade: store harnesses and outcomes, retrieve, cluster, admit, roll back."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from harness_bank.admission import AdmissionPolicy, Decision, Stats
+from harness_bank.embedder import DIM, Embedder, digest
+from harness_bank.index import VectorIndex
+from harness_bank.store import Store, now
+
+_SHARED_EMBEDDER: Embedder | None = None
+_EMBEDDER_LOCK = threading.Lock()
+
+
+def shared_embedder() -> Embedder:
+    """One embedding model per process (loading it costs seconds)."""
+    global _SHARED_EMBEDDER
+    with _EMBEDDER_LOCK:
+        if _SHARED_EMBEDDER is None:
+            _SHARED_EMBEDDER = Embedder()
+        return _SHARED_EMBEDDER
+
+
+@dataclass
+class Outcome:
+    harness_id: str
+    task_id: str
+    task_text: str
+    reward: float
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    wall_s: float
+    verdict: str = ""
+    cluster: str | None = None
+    task_type: str | None = None
+    tags: tuple[str, ...] = ()
+    source: str = "run"  # run | feedback
+
+    @property
+    def tokens(self) -> int | None:
+        return None if self.prompt_tokens is None or self.completion_tokens is None else self.prompt_tokens + self.completion_tokens
+
+
+@dataclass
+class Hit:
+    harness_id: str
+    name: str
+    score: float
+    similarity: float
+    prior_reward: float | None
+    prior_runs: int
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class BankError(ValueError):
+    """A request the bank cannot honour (unknown id, invalid outcome); nothing was written."""
+
+
+class HarnessBank:
+    """`HarnessBank(path)` opens (or creates) `path` (SQLite) and `path.faiss` beside it."""
+
+    NEIGHBOURS = 64          # experiences looked at per retrieval
+    EXPERIENCE_MIN_SIM = 0.5  # below this a past task says nothing about this one
+    CLUSTER_MIN_SIM = 0.6
+    REWARD_WEIGHT = 0.6
+
+    def __init__(self, path: str | Path, policy: AdmissionPolicy | None = None, embedder: Embedder | None = None,
+                 index_kind: str = "hnsw"):
+        self.path = Path(path)
+        self.store = Store(self.path)
+        self.policy = policy or AdmissionPolicy()
+        self._embedder = embedder
+        self.index = VectorIndex(self.path.with_suffix(self.path.suffix + ".faiss"), index_kind)
+        self.repaired_on_open = self._check_index()
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = shared_embedder()
+        return self._embedder
+
+    # --- index <-> database consistency --------------------------------------------------
+    def _db_vectors(self) -> tuple[np.ndarray, np.ndarray]:
+        rows = self.store.query("SELECT vid, vector FROM vectors ORDER BY vid")
+        ids = np.array([r["vid"] for r in rows], dtype=np.int64)
+        vectors = np.stack([np.frombuffer(r["vector"], dtype=np.float32) for r in rows]) if rows else np.zeros((0, DIM), np.float32)
+        return ids, vectors
+
+    def _check_index(self) -> bool:
+        """Detect a mismatch between the index and the database and repair it by rebuilding."""
+        db_ids = {r[0] for r in self.store.query("SELECT vid FROM vectors")}
+        if self.index.ids() == db_ids:
+            return False
+        self.reindex()
+        return True
+
+    def reindex(self) -> int:
+        ids, vectors = self._db_vectors()
+        self.index.rebuild(ids, vectors)
+        self.index.save()
+        return len(ids)
+
+    def flush(self) -> None:
+        if self.index.dirty:
+            self.index.save()
+
+    def close(self) -> None:
+        self.flush()
+        self.store.close()
+
+    # --- harnesses -----------------------------------------------------------------------
+    def add_harness(self, spec: dict) -> str:
+        """Store a harness (a HarnessSpec as a dict, envelope included); idempotent by id."""
+        envelope = spec.get("envelope") or {}
+        harness_id = envelope.get("id")
+        if not harness_id or not spec.get("name") or not spec.get("description"):
+            raise BankError("a harness needs name, description and envelope.id")
+        if self.store.query("SELECT 1 FROM harnesses WHERE id = ?", (harness_id,)):
+            return harness_id
+        parent = envelope.get("parent_id")
+        if parent and not self.store.query("SELECT 1 FROM harnesses WHERE id = ?", (parent,)):
+            raise BankError(f"parent harness {parent!r} is not in the bank")
+        vector = self.embedder.embed_one(f"{spec['name']}: {spec['description']}")
+        with self.store.transaction() as db:
+            db.execute("INSERT INTO harnesses VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                       (harness_id, spec["name"], spec["description"], json.dumps(spec), parent,
+                        envelope.get("origin", "seed"), envelope.get("generator", "unknown"), now()))
+            vid = db.execute("INSERT INTO vectors (kind, ref, vector) VALUES ('harness', ?, ?)",
+                             (harness_id, vector.tobytes())).lastrowid
+        self.index.add(np.array([vid]), vector[None, :])
+        return harness_id
+
+    def get(self, harness_id: str) -> dict:
+        rows = self.store.query("SELECT * FROM harnesses WHERE id = ?", (harness_id,))
+        if not rows:
+            raise BankError(f"unknown harness id {harness_id!r}")
+        return self._harness_row(rows[0])
+
+    def _harness_row(self, row) -> dict:
+        return {"id": row["id"], "name": row["name"], "description": row["description"], "parent_id": row["parent_id"],
+                "origin": row["origin"], "generator": row["generator"], "created_at": row["created_at"],
+                "spec": json.loads(row["spec"])}
+
+    def list_harnesses(self, origin: str | None = None, limit: int = 1000, offset: int = 0) -> list[dict]:
+        sql = "SELECT * FROM harnesses" + (" WHERE origin = ?" if origin else "") + " ORDER BY created_at, id LIMIT ? OFFSET ?"
+        return [self._harness_row(r) for r in self.store.query(sql, ((origin,) if origin else ()) + (limit, offset))]
+
+    def lineage(self, harness_id: str) -> list[dict]:
+        """The harness and its ancestors, newest first."""
+        chain, current = [], harness_id
+        while current:
+            harness = self.get(current)
+            chain.append(harness)
+            current = harness["parent_id"]
+        return chain
+
+    def children(self, harness_id: str) -> list[str]:
+        return [r[0] for r in self.store.query("SELECT id FROM harnesses WHERE parent_id = ?", (harness_id,))]
+
+    # --- clusters ------------------------------------------------------------------------
+    def cluster_for(self, task_text: str, task_type: str | None = None, tags: tuple[str, ...] = ()) -> str:
+        """Rule: `type:T` when the task has a type; else `tags:a+b` from its tags; else the majority
+        cluster of its nearest past tasks (similarity ≥ 0.6, up to 5); else a new `auto:` cluster."""
+        if task_type:
+            return f"type:{task_type}"
+        if tags:
+            return "tags:" + "+".join(sorted(tags))
+        near = [ref for ref, sim in self._experiences(self.embedder.embed_one(task_text), 5) if sim >= self.CLUSTER_MIN_SIM]
+        if near:
+            rows = self.store.query(f"SELECT cluster FROM outcomes WHERE id IN ({','.join('?' * len(near))})", tuple(near))
+            if rows:
+                return Counter(r[0] for r in rows).most_common(1)[0][0]
+        return f"auto:{digest(task_text)[:10]}"
+
+    def _experiences(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """(outcome id, similarity) of the nearest past tasks."""
+        hits = self.index.search(vector, k + len(self._harness_vids()))
+        if not hits:
+            return []
+        vids = [vid for vid, _ in hits]
+        rows = self.store.query(f"SELECT vid, ref FROM vectors WHERE kind = 'experience' AND vid IN ({','.join('?' * len(vids))})",
+                                tuple(vids))
+        refs = {r["vid"]: int(r["ref"]) for r in rows}
+        return [(refs[vid], sim) for vid, sim in hits if vid in refs][:k]
+
+    def _harness_vids(self) -> dict[int, str]:
+        return {r["vid"]: r["ref"] for r in self.store.query("SELECT vid, ref FROM vectors WHERE kind = 'harness'")}
+
+    # --- retrieval -----------------------------------------------------------------------
+    def search(self, task_text: str, k: int = 3) -> list[Hit]:
+        """Top-k harnesses for a task: similarity of their description to the task, moved up or
+        down by the reward they earned on similar past tasks (weighted by similarity and by how
+        much evidence there is)."""
+        query = self.embedder.embed_one(task_text)
+        rows = self.store.query("SELECT v.ref, v.vector, h.name FROM vectors v JOIN harnesses h ON h.id = v.ref WHERE v.kind = 'harness'")
+        if not rows:
+            return []
+        matrix = np.stack([np.frombuffer(r["vector"], dtype=np.float32) for r in rows])
+        description_sim = dict(zip((r["ref"] for r in rows), (matrix @ query).tolist()))
+        names = {r["ref"]: r["name"] for r in rows}
+        evidence: dict[str, list[tuple[float, float]]] = defaultdict(list)
+        near = [(oid, sim) for oid, sim in self._experiences(query, self.NEIGHBOURS) if sim >= self.EXPERIENCE_MIN_SIM]
+        if near:
+            sims = dict(near)
+            placeholders = ",".join("?" * len(near))
+            for r in self.store.query(f"SELECT id, harness_id, reward FROM outcomes WHERE id IN ({placeholders})",
+                                      tuple(sims)):
+                evidence[r["harness_id"]].append((sims[r["id"]], r["reward"]))
+        hits = []
+        for harness_id, sim in description_sim.items():
+            seen = evidence.get(harness_id, [])
+            prior = sum(s * r for s, r in seen) / sum(s for s, _ in seen) if seen else None
+            confidence = min(1.0, len(seen) / 3)
+            best_sim = max([sim] + [s for s, _ in seen])
+            score = best_sim + (self.REWARD_WEIGHT * (prior - 0.5) * confidence if prior is not None else 0.0)
+            hits.append(Hit(harness_id, names[harness_id], round(score, 4), round(best_sim, 4),
+                            None if prior is None else round(prior, 4), len(seen)))
+        hits.sort(key=lambda h: (-h.score, h.harness_id))
+        return hits[:k]
+
+    # --- outcomes, admission, incumbents -------------------------------------------------
+    def record_outcome(self, outcome: Outcome) -> Decision:
+        """Store an outcome (and its task as an experience), then run admission for its cluster.
+        One transaction: a crash leaves either all of it or none of it."""
+        if not 0.0 <= outcome.reward <= 1.0:
+            raise BankError(f"reward must be in [0, 1], got {outcome.reward}")
+        if outcome.source not in ("run", "feedback"):
+            raise BankError(f"source must be 'run' or 'feedback', got {outcome.source!r}")
+        if not outcome.task_text.strip():
+            raise BankError("task_text must not be empty")
+        if not self.store.query("SELECT 1 FROM harnesses WHERE id = ?", (outcome.harness_id,)):
+            raise BankError(f"unknown harness id {outcome.harness_id!r}")
+        cluster = outcome.cluster or self.cluster_for(outcome.task_text, outcome.task_type, outcome.tags)
+        vector = self.embedder.embed_one(outcome.task_text)
+        with self.store.transaction() as db:
+            oid = db.execute(
+                "INSERT INTO outcomes (harness_id, task_id, task_digest, task_text, cluster, reward, prompt_tokens, "
+                "completion_tokens, wall_s, verdict, source, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (outcome.harness_id, outcome.task_id, digest(outcome.task_text), outcome.task_text, cluster, outcome.reward,
+                 outcome.prompt_tokens, outcome.completion_tokens, outcome.wall_s, outcome.verdict, outcome.source, now())).lastrowid
+            vid = db.execute("INSERT INTO vectors (kind, ref, vector) VALUES ('experience', ?, ?)",
+                             (str(oid), vector.tobytes())).lastrowid
+            decision = self._admit(db, cluster, outcome.harness_id)
+        self.index.add(np.array([vid]), vector[None, :])
+        return decision
+
+    def cluster_stats(self, cluster: str, harness_id: str, db=None) -> Stats | None:
+        rows = (db or self.store.db).execute(
+            "SELECT reward, prompt_tokens, completion_tokens, wall_s FROM outcomes WHERE cluster = ? AND harness_id = ?",
+            (cluster, harness_id)).fetchall()
+        if not rows:
+            return None
+        tokens = [None if r[1] is None or r[2] is None else r[1] + r[2] for r in rows]
+        return Stats.of([r[0] for r in rows], tokens, [r[3] for r in rows])
+
+    def _admit(self, db, cluster: str, candidate: str) -> Decision:
+        row = db.execute("SELECT harness_id FROM incumbents WHERE cluster = ?", (cluster,)).fetchone()
+        incumbent = row[0] if row else None
+        if incumbent == candidate:
+            return Decision(False, "candidate is already the incumbent")
+        decision = self.policy.decide(self.cluster_stats(cluster, candidate, db),
+                                      self.cluster_stats(cluster, incumbent, db) if incumbent else None)
+        db.execute("INSERT INTO decisions (cluster, candidate_id, previous_id, kind, reason, decided_at) VALUES (?, ?, ?, ?, ?, ?)",
+                   (cluster, candidate, incumbent, "promote" if decision.promote else "keep", decision.reason, now()))
+        if decision.promote:
+            db.execute("INSERT OR REPLACE INTO incumbents VALUES (?, ?, ?)", (cluster, candidate, now()))
+        return decision
+
+    def incumbent(self, cluster: str) -> dict | None:
+        rows = self.store.query("SELECT harness_id, since FROM incumbents WHERE cluster = ?", (cluster,))
+        if not rows:
+            return None
+        stats = self.cluster_stats(cluster, rows[0]["harness_id"])
+        return {"cluster": cluster, "harness_id": rows[0]["harness_id"], "since": rows[0]["since"],
+                "runs": stats.n if stats else 0, "mean_reward": stats.mean_reward if stats else None,
+                "mean_tokens": stats.mean_tokens if stats else None}
+
+    def incumbents(self) -> list[dict]:
+        return [self.incumbent(r[0]) for r in self.store.query("SELECT cluster FROM incumbents ORDER BY cluster")]
+
+    def decisions(self, cluster: str | None = None) -> list[dict]:
+        sql = "SELECT * FROM decisions" + (" WHERE cluster = ?" if cluster else "") + " ORDER BY id"
+        return [dict(r) for r in self.store.query(sql, (cluster,) if cluster else ())]
+
+    def rollback(self, cluster: str) -> dict:
+        """Restore the incumbent that the latest promotion (not yet rolled back) replaced."""
+        with self.store.transaction() as db:
+            current = db.execute("SELECT harness_id FROM incumbents WHERE cluster = ?", (cluster,)).fetchone()
+            if current is None:
+                raise BankError(f"cluster {cluster!r} has no incumbent")
+            promotion = db.execute(
+                "SELECT * FROM decisions WHERE cluster = ? AND kind = 'promote' AND candidate_id = ? ORDER BY id DESC LIMIT 1",
+                (cluster, current[0])).fetchone()
+            previous = promotion["previous_id"] if promotion else None
+            if previous is None:
+                raise BankError(f"cluster {cluster!r}: incumbent {current[0]} replaced nothing; nothing to roll back to")
+            db.execute("UPDATE incumbents SET harness_id = ?, since = ? WHERE cluster = ?", (previous, now(), cluster))
+            db.execute("INSERT INTO decisions (cluster, candidate_id, previous_id, kind, reason, decided_at) VALUES (?, ?, ?, 'rollback', ?, ?)",
+                       (cluster, previous, current[0], f"rollback: {current[0]} -> {previous}", now()))
+        return {"cluster": cluster, "restored": previous, "replaced": current[0]}
+
+    def stats(self) -> dict:
+        count = lambda sql: self.store.query(sql)[0][0]  # noqa: E731
+        size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
+        return {"harnesses": count("SELECT COUNT(*) FROM harnesses"), "outcomes": count("SELECT COUNT(*) FROM outcomes"),
+                "clusters": count("SELECT COUNT(DISTINCT cluster) FROM outcomes"),
+                "incumbents": count("SELECT COUNT(*) FROM incumbents"), "index_size": self.index.size,
+                "index_kind": self.index.kind, "db_bytes": size, "schema_version": self.store.version}

@@ -1,0 +1,127 @@
+"""`jitagent bank ...`: create, inspect and administer a harness bank."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+from rich.console import Console
+from rich.table import Table
+
+from jitagent.paths import default_bank_path
+
+console = Console()
+
+
+def _open(args):
+    from harness_bank import HarnessBank
+
+    return HarnessBank(args.path)
+
+
+def _out(args, value, render) -> int:
+    if args.json:
+        print(json.dumps(value, indent=2, default=str))
+    else:
+        render(value)
+    return 0
+
+
+def _when(ts: float) -> str:
+    return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def cmd_init(args) -> int:
+    from jitagent.catalog import seed_bank
+
+    bank = _open(args)
+    ids = seed_bank(bank)
+    bank.close()
+    return _out(args, {"path": str(args.path), "seeds": len(ids)},
+                lambda v: console.print(f"bank at {v['path']} holds {v['seeds']} seeds"))
+
+
+def cmd_ls(args) -> int:
+    rows = _open(args).list_harnesses(origin=args.origin)
+    rows = [{k: r[k] for k in ("id", "name", "origin", "parent_id", "generator", "created_at")} for r in rows]
+
+    def render(rows):
+        table = Table("id", "name", "origin", "parent", "generator", "created")
+        for r in rows:
+            table.add_row(r["id"], r["name"], r["origin"], r["parent_id"] or "-", r["generator"], _when(r["created_at"]))
+        console.print(table)
+    return _out(args, rows, render)
+
+
+def cmd_show(args) -> int:
+    return _out(args, _open(args).get(args.id), lambda v: console.print_json(json.dumps(v, default=str)))
+
+
+def cmd_lineage(args) -> int:
+    chain = [{k: h[k] for k in ("id", "name", "origin", "generator", "parent_id")} for h in _open(args).lineage(args.id)]
+    return _out(args, chain, lambda v: console.print("\n".join(f"{'  ' * i}└ {h['id']} {h['name']} ({h['origin']}, {h['generator']})"
+                                                              for i, h in enumerate(v))))
+
+
+def cmd_search(args) -> int:
+    hits = [h.to_dict() for h in _open(args).search(args.text, args.k)]
+
+    def render(hits):
+        table = Table("rank", "harness", "id", "score", "similarity", "prior reward", "runs")
+        for i, h in enumerate(hits, 1):
+            table.add_row(str(i), h["name"], h["harness_id"], f"{h['score']:.3f}", f"{h['similarity']:.3f}",
+                          "-" if h["prior_reward"] is None else f"{h['prior_reward']:.2f}", str(h["prior_runs"]))
+        console.print(table)
+    return _out(args, hits, render)
+
+
+def cmd_incumbents(args) -> int:
+    rows = _open(args).incumbents()
+
+    def render(rows):
+        table = Table("cluster", "harness", "runs", "mean reward", "mean tokens", "since")
+        for r in rows:
+            table.add_row(r["cluster"], r["harness_id"], str(r["runs"]), f"{r['mean_reward']:.2f}",
+                          "unknown" if r["mean_tokens"] is None else f"{r['mean_tokens']:.0f}", _when(r["since"]))
+        console.print(table)
+    return _out(args, rows, render)
+
+
+def cmd_rollback(args) -> int:
+    result = _open(args).rollback(args.cluster)
+    return _out(args, result, lambda v: console.print(f"{v['cluster']}: restored {v['restored']} (replaced {v['replaced']})"))
+
+
+def cmd_reindex(args) -> int:
+    bank = _open(args)
+    n = bank.reindex()
+    return _out(args, {"vectors": n, "repaired_on_open": bank.repaired_on_open},
+                lambda v: console.print(f"index rebuilt from the database: {v['vectors']} vectors"))
+
+
+def cmd_stats(args) -> int:
+    return _out(args, _open(args).stats(), lambda v: console.print("\n".join(f"{k}: {x}" for k, x in v.items())))
+
+
+def add_commands(sub) -> None:
+    bank = sub.add_parser("bank", help="the harness bank")
+    bank.add_argument("--path", default=default_bank_path(), help="bank database file")
+    cmds = bank.add_subparsers(dest="bank_command", required=True)
+
+    def add(name, func, help_text):
+        p = cmds.add_parser(name, help=help_text)
+        p.add_argument("--json", action="store_true")
+        p.set_defaults(func=func)
+        return p
+
+    add("init", cmd_init, "create a bank holding the 13 seeds")
+    add("ls", cmd_ls, "list harnesses").add_argument("--origin")
+    add("show", cmd_show, "show one harness").add_argument("id")
+    add("lineage", cmd_lineage, "a harness and its ancestors").add_argument("id")
+    p = add("search", cmd_search, "top-k harnesses for a task text")
+    p.add_argument("text")
+    p.add_argument("-k", type=int, default=3)
+    add("incumbents", cmd_incumbents, "the incumbent harness per cluster")
+    add("rollback", cmd_rollback, "restore a cluster's previous incumbent").add_argument("cluster")
+    add("reindex", cmd_reindex, "rebuild the faiss index from the database")
+    add("stats", cmd_stats, "counts, index size, database size")

@@ -1,0 +1,88 @@
+import json
+import subprocess
+import sys
+
+import pytest
+
+from jitagent.catalog import SEED_NAMES, load_seeds
+from jitagent.spec import HarnessSpec, SpecError, json_schema, parse_spec
+
+
+def base() -> dict:
+    return load_seeds()["codeact"].model_dump(mode="json")
+
+
+def test_thirteen_seeds_validate_with_distinct_ids():
+    seeds = load_seeds()
+    assert list(seeds) == list(SEED_NAMES) and len(seeds) == 13
+    assert len({s.id for s in seeds.values()}) == 13
+    assert all(s.envelope.origin == "seed" and s.description for s in seeds.values())
+
+
+def test_id_is_a_content_digest_independent_of_envelope():
+    spec = load_seeds()["react"]
+    child = spec.derive(origin="synthesized", parent_id=spec.id, generator="x")
+    assert child.id == spec.id and child.envelope.parent_id == spec.id
+    changed = base()
+    changed["limits"]["max_steps"] = 7
+    assert parse_spec(changed).id != load_seeds()["codeact"].id
+
+
+@pytest.mark.parametrize("mutate, field", [
+    (lambda d: d["tools"].update(tools=["python", "telnet"]), "tools.tools"),
+    (lambda d: d["limits"].update(max_steps=500), "limits.max_steps"),
+    (lambda d: d["prompts"].update(step="{task} {secret}"), "prompts.step"),
+    (lambda d: d.update(bogus=1), "bogus"),
+    (lambda d: d["action"].update(kind="telepathy"), "action.kind"),
+    (lambda d: d["tools"].update(tools=["shell"]), "codeact"),
+    (lambda d: d["tools"].update(tools=["python", "python"]), "duplicate"),
+])
+def test_validation_errors_name_the_field(mutate, field):
+    data = base()
+    mutate(data)
+    with pytest.raises(SpecError) as err:
+        parse_spec(data)
+    assert field in str(err.value)
+
+
+def test_malformed_text_is_a_clear_error():
+    with pytest.raises(SpecError, match="not valid YAML"):
+        parse_spec("name: [unclosed")
+    with pytest.raises(SpecError, match="must be a mapping"):
+        parse_spec("[1, 2]")
+
+
+def test_yaml_round_trip():
+    spec = load_seeds()["plan_and_execute"]
+    assert parse_spec(spec.to_yaml()) == spec
+
+
+def test_json_schema_describes_the_protocol():
+    schema = json_schema()
+    for stage in ("memory", "planning", "tools", "action", "prompts", "limits", "code", "envelope"):
+        assert stage in schema["properties"]
+
+
+def test_cli_validate_accepts_seeds_and_rejects_broken(tmp_path):
+    from importlib import resources
+
+    seed_file = resources.files("jitagent.seeds").joinpath("direct.yaml")
+    ok = subprocess.run([sys.executable, "-m", "jitagent", "validate", str(seed_file)], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    broken = tmp_path / "broken.json"
+    data = base()
+    data["memory"]["kind"] = "photographic"
+    broken.write_text(json.dumps(data))
+    bad = subprocess.run([sys.executable, "-m", "jitagent", "validate", str(broken)], capture_output=True, text=True)
+    assert bad.returncode == 1 and "memory.kind" in bad.stderr
+
+
+def test_cli_seeds_json_lists_13_from_any_directory(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "jitagent", "seeds", "--json"], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0
+    assert len(json.loads(out.stdout)) == 13
+
+
+def test_harness_spec_defaults_are_valid():
+    spec = HarnessSpec(name="x", description="y")
+    assert spec.id and spec.action.kind == "direct"

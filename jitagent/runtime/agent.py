@@ -79,19 +79,22 @@ class Runtime:
         allowed = [t for t in spec.tools.tools if task.allows(t)]
         workspace = Workspace(task.files)
         run = _Run(spec, task, ToolBox(workspace, allowed, self.sandbox), cancel, seed)
-        answer, error = None, None
+        answer, error, stopped = None, None, None
         try:
             async for event in self._samples(run):
                 if event.kind == "vote":
-                    answer = event.text
+                    answer = event.text or None
                 run.trajectory.events.append(event)
                 yield event
         except (Cancelled, TimeoutError) as exc:
             error = f"stopped: {exc or 'deadline exceeded'}"
         except (BudgetExceeded, StageFailure) as exc:  # the harness's own doing: a genuine outcome, not infra
-            run.trajectory.events.append(AgentEvent("verify", text=f"{type(exc).__name__}: {exc}", ok=False))
+            stopped = AgentEvent("verify", text=f"{type(exc).__name__}: {exc}", ok=False)
         except ModelError as exc:
             error = f"model failed: {exc}"
+        if stopped is not None:
+            run.trajectory.events.append(stopped)
+            yield stopped
         try:
             verdict = await verify(task, answer, workspace)
         except Exception as exc:  # a verifier that crashes scores 0 and says why; it never stops a run
@@ -387,7 +390,7 @@ class Runtime:
                         max_tokens: int = PER_CALL_TOKENS):
         left = run.tokens_left()
         if left <= 0:
-            raise BudgetExceeded(f"max_tokens {run.spec.limits.max_tokens} used")
+            raise BudgetExceeded(f"token budget exhausted (limits.max_tokens = {run.spec.limits.max_tokens})")
         if run.cancel.is_cancelled():
             raise Cancelled("deadline exceeded or cancelled")
         generation = await self.solver.complete(messages, max_tokens=min(max_tokens, left), temperature=temperature,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 FINAL = re.compile(r"(?:final\s*answer|answer)\s*[:：]\s*(.+)", re.I)
 BOXED = re.compile(r"\\boxed\{([^}]*)\}")
 CODE_BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)(?:```|$)", re.S)
-REACT_ACTION = re.compile(r"Action\s*:\s*([A-Za-z_]+)\s*(?:\n+\s*Action\s*Input\s*:\s*(.*))?", re.S)
+REACT_ACTION = re.compile(r"Action[ \t]*:[ \t]*([A-Za-z_]+)[ \t]*(?:\n+\s*Action\s*Input\s*:\s*(.*))?", re.S)
 
 
 @dataclass

@@ -65,7 +65,7 @@ class EmbeddedModel:
             stream = llm.create_completion(
                 prompt_tokens, max_tokens=min(max_tokens, room), temperature=temperature,
                 seed=seed if seed is not None else 0, stop=CHATML_STOP + list(stop or []),
-                grammar=grammar, stream=True, repeat_penalty=1.05)
+                grammar=grammar, stream=True, repeat_penalty=1.0)
             for chunk in stream:
                 choice = chunk["choices"][0]
                 pieces.append(choice["text"])

@@ -302,7 +302,7 @@ class Runtime:
                 yield _Attempt(result.stdout.strip().splitlines()[-1].strip(), stdout=result.stdout)
                 return
             history.append({"role": "user", "content": f"Observation:\n{result.output}"})
-        if spec.action.answer_from == "stdout":
+        if spec.action.answer_from == "stdout" and (last_stdout.strip() or run.task.verifier.kind != "python_tests"):
             answer = last_stdout.strip().splitlines()[-1] if last_stdout.strip() else None
         else:
             answer = await self._final(run, last_text)

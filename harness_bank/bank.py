@@ -163,6 +163,23 @@ class HarnessBank:
             current = harness["parent_id"]
         return chain
 
+    def record_candidate(self, task_id: str, task_text: str, candidate: dict, generator: str) -> int:
+        """Keep a synthesized candidate, valid or broken, with its history; a valid one's spec is
+        stored as a harness (lineage: its parent reference)."""
+        spec = candidate.get("spec")
+        harness_id = self.add_harness(spec) if spec else None
+        with self.store.transaction() as db:
+            return db.execute(
+                "INSERT INTO candidates (task_digest, task_id, harness_id, parent_id, origin, generator, valid, history, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (digest(task_text), task_id, harness_id, candidate.get("parent_id"), candidate.get("origin", "synthesized"),
+                 generator, int(bool(candidate.get("valid"))), json.dumps(candidate.get("history", [])), now())).lastrowid
+
+    def candidates(self, task_text: str | None = None) -> list[dict]:
+        sql = "SELECT * FROM candidates" + (" WHERE task_digest = ?" if task_text else "") + " ORDER BY id"
+        rows = self.store.query(sql, (digest(task_text),) if task_text else ())
+        return [dict(r) | {"history": json.loads(r["history"])} for r in rows]
+
     def children(self, harness_id: str) -> list[str]:
         return [r[0] for r in self.store.query("SELECT id FROM harnesses WHERE parent_id = ?", (harness_id,))]
 
@@ -313,5 +330,6 @@ class HarnessBank:
         size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
         return {"harnesses": count("SELECT COUNT(*) FROM harnesses"), "outcomes": count("SELECT COUNT(*) FROM outcomes"),
                 "clusters": count("SELECT COUNT(DISTINCT cluster) FROM outcomes"),
-                "incumbents": count("SELECT COUNT(*) FROM incumbents"), "index_size": self.index.size,
+                "incumbents": count("SELECT COUNT(*) FROM incumbents"),
+                "candidates": count("SELECT COUNT(*) FROM candidates"), "index_size": self.index.size,
                 "index_kind": self.index.kind, "db_bytes": size, "schema_version": self.store.version}

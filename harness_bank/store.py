@@ -34,6 +34,15 @@ MIGRATIONS: list[str] = [
         ref TEXT NOT NULL, vector BLOB NOT NULL);
     CREATE TABLE embedding_cache (digest TEXT PRIMARY KEY, vector BLOB NOT NULL);
     """,
+    # 2: every synthesized candidate, valid or not, with its validation/repair history (training data)
+    """
+    CREATE TABLE candidates (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, task_digest TEXT NOT NULL, task_id TEXT NOT NULL,
+        harness_id TEXT REFERENCES harnesses(id), parent_id TEXT, origin TEXT NOT NULL, generator TEXT NOT NULL,
+        valid INTEGER NOT NULL, history TEXT NOT NULL, created_at REAL NOT NULL);
+    CREATE INDEX candidates_task ON candidates(task_digest);
+    DROP TABLE embedding_cache;
+    """,
 ]
 
 

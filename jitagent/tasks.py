@@ -17,7 +17,7 @@ SPLITS = ("learn", "score", "final")
 class VerifierSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["exact", "numeric", "regex", "python_tests", "shell_check"]
+    kind: Literal["none", "exact", "numeric", "regex", "python_tests", "shell_check"]
     expected: str | float | int | None = None
     tolerance: float = 1e-6
     pattern: str | None = None
@@ -37,7 +37,8 @@ class Task(BaseModel):
     tools: list[str] | None = Field(None, description="tools the task allows; None: all")
     files: dict[str, str] = Field(default_factory=dict, description="workspace files before the run")
     public_tests: str | None = Field(None, description="checks the agent may run (verify: run_tests)")
-    verifier: VerifierSpec
+    verifier: VerifierSpec = Field(default_factory=lambda: VerifierSpec(kind="none"),
+                                   description="kind 'none': unverified (reward comes later, as feedback)")
 
     @field_validator("tools")
     @classmethod

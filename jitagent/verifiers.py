@@ -42,6 +42,8 @@ def _normal(text: str, case_sensitive: bool) -> str:
 
 async def verify(task: Task, answer: str | None, workspace: Workspace, limits: SandboxLimits | None = None) -> Verdict:
     v = task.verifier
+    if v.kind == "none":
+        return Verdict(False, 0.0, "unverified: the task has no verifier")
     limits = limits or SandboxLimits(wall_s=15, cpu_s=10)
     if answer is None and v.kind != "shell_check":
         return Verdict(False, 0.0, "no answer")

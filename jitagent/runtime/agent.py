@@ -68,8 +68,10 @@ class Runtime:
         return result
 
     async def stream(self, spec: HarnessSpec, task: Task, *, seed: int = 0, cancel: CancelToken | None = None,
-                     deadline: float | None = None, max_steps: int | None = None) -> AsyncIterator[AgentEvent]:
-        """Run `spec` on `task`. `deadline` (monotonic) and `max_steps` can only tighten the harness limits."""
+                     deadline: float | None = None, max_steps: int | None = None,
+                     verify_answer: bool = True) -> AsyncIterator[AgentEvent]:
+        """Run `spec` on `task`. `deadline` (monotonic) and `max_steps` can only tighten the harness limits.
+        `verify_answer=False` (dry runs) never consults the task's verifier."""
         start = time.monotonic()
         own_deadline = start + spec.limits.timeout_s
         cancel = cancel or CancelToken()
@@ -96,7 +98,7 @@ class Runtime:
             run.trajectory.events.append(stopped)
             yield stopped
         try:
-            verdict = await verify(task, answer, workspace)
+            verdict = await verify(task, answer, workspace) if verify_answer else Verdict(False, 0.0, "not verified (dry run)")
         except Exception as exc:  # a verifier that crashes scores 0 and says why; it never stops a run
             verdict = Verdict(False, 0.0, f"verifier crashed: {type(exc).__name__}: {exc}")
         finally:

@@ -38,6 +38,10 @@ class Cost:
         total = Usage(self.prompt_tokens, self.completion_tokens) + usage
         self.prompt_tokens, self.completion_tokens = total.prompt_tokens, total.completion_tokens
 
+    def add_cost(self, other: Cost) -> None:
+        self.add(Usage(other.prompt_tokens, other.completion_tokens))
+        self.wall_s += other.wall_s
+
     @property
     def tokens(self) -> int | None:
         return None if self.prompt_tokens is None or self.completion_tokens is None else self.prompt_tokens + self.completion_tokens

@@ -1,1 +1,1 @@
-"""synthesis"""
+"""JIT synthesis: the meta-model writes, repairs and selects a task-specific harness."""

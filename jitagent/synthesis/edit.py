@@ -1,0 +1,89 @@
+"""The compact form the meta-model writes: an edit of a retrieved reference harness.
+
+~60-120 tokens instead of ~500 for a whole spec: on CPU the meta-model's tokens are the cost
+that dominates. `build_spec` turns an edit into a full HarnessSpec. A whole spec (code
+sections included) stays possible through `{"spec": {...}}` where an edit cannot express it.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from jitagent.spec import TOOL_NAMES, HarnessSpec, parse_spec
+
+MEMORY = ("full", "window", "summary", "notes")
+PLANNING = ("none", "upfront", "replan", "reflect", "decompose")
+ACTIONS = ("direct", "react", "codeact", "json_tool")
+VERIFY = ("none", "self_check", "run_tests")
+
+
+class HarnessEdit(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    parent: str = Field(..., description="name of the reference harness to start from")
+    action: Literal["direct", "react", "codeact", "json_tool"] | None = None
+    answer_from: Literal["text", "stdout"] | None = None
+    planning: Literal["none", "upfront", "replan", "reflect", "decompose"] | None = None
+    memory: Literal["full", "window", "summary", "notes"] | None = None
+    tools: list[str] | None = None
+    max_steps: int | None = None
+    samples: int | None = None
+    verify: Literal["none", "self_check", "run_tests"] | None = None
+    instruction: str = Field("", description="one line added to the system prompt")
+
+
+def edit_schema(parents: list[str], tools: list[str]) -> dict:
+    """JSON schema for constrained decoding: enums keep the grammar (and the tokens) small."""
+    return {
+        "type": "object",
+        "properties": {
+            "parent": {"type": "string", "enum": parents},
+            "action": {"type": "string", "enum": list(ACTIONS)},
+            "answer_from": {"type": "string", "enum": ["text", "stdout"]},
+            "planning": {"type": "string", "enum": list(PLANNING)},
+            "tools": {"type": "array", "items": {"type": "string", "enum": tools}, "maxItems": len(tools)},
+            "max_steps": {"type": "integer", "minimum": 1, "maximum": 8},
+            "instruction": {"type": "string", "maxLength": 160},
+        },
+        "required": ["parent", "action", "answer_from", "planning", "tools", "max_steps"],
+        "additionalProperties": False,
+    }
+
+
+def full_spec_schema() -> dict:
+    return {"type": "object", "properties": {"spec": HarnessSpec.model_json_schema()}, "required": ["spec"]}
+
+
+def build_spec(edit: HarnessEdit, parent: HarnessSpec, name: str) -> HarnessSpec:
+    """Apply an edit to its parent; raises SpecError naming the field if the result is invalid."""
+    data = parent.model_dump(mode="json")
+    data["name"] = name
+    data["description"] = f"{parent.name} edited for: {name}"
+    if edit.action:
+        data["action"]["kind"] = edit.action
+    if edit.answer_from:
+        data["action"]["answer_from"] = edit.answer_from
+    if edit.samples is not None:
+        data["action"]["samples"] = edit.samples
+    if edit.verify:
+        data["action"]["verify"] = edit.verify
+    if edit.planning:
+        data["planning"]["kind"] = edit.planning
+    if edit.memory:
+        data["memory"]["kind"] = edit.memory
+    if edit.tools is not None:
+        data["tools"]["tools"] = list(edit.tools)
+        if data["tools"].get("required_first") not in edit.tools:
+            data["tools"]["required_first"] = None
+    if edit.max_steps is not None:
+        data["limits"]["max_steps"] = edit.max_steps
+    if edit.instruction.strip():
+        data["prompts"]["instructions"] = [*data["prompts"]["instructions"], edit.instruction.strip()]
+    data["envelope"] = {}
+    return parse_spec(data)
+
+
+def known_tool(name: str) -> bool:
+    return name in TOOL_NAMES

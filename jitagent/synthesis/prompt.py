@@ -1,0 +1,50 @@
+"""The synthesis prompt. Order matters for prefix caching (vLLM, llama.cpp reuse whole KV
+blocks): the fixed system text and protocol first, byte-identical on every request; then the
+references; the task last."""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+from jitagent.spec import HarnessSpec
+from jitagent.tools import TOOL_SCHEMAS
+
+SYSTEM = """You design agent harnesses. A harness decides how a small language model works on a task.
+Protocol (pick one value for each stage):
+- action: direct (answer in text, no tools) | codeact (write python code that runs, read its output) | react (text Thought/Action/Observation tool calls) | json_tool (JSON tool calls)
+- answer_from: text (the reply states the answer) | stdout (the answer is what the program prints; codeact only)
+- planning: none | upfront (plan first) | replan (plan, revise) | reflect (retry after a failed check) | decompose (split into sub-questions)
+- tools: which tools the model may call
+- max_steps: model calls allowed (1-8)
+- instruction: one short general instruction for the model (never the answer, never a copy of the task)
+Tools:
+""" + "\n".join(f"- {name}: {schema['description']}" for name, schema in TOOL_SCHEMAS.items()) + """
+Rules of thumb: exact arithmetic, counting and string manipulation need code (codeact, stdout).
+Writing a function: codeact with answer_from text. Files in a workspace: codeact or react with shell and files.
+Reply with one JSON object: start from one reference harness (parent) and say what changes."""
+
+REPAIR = ("Your harness was invalid. The exact error:\n{error}\n"
+          "Reply with a corrected JSON object that fixes this error.")
+
+
+def reference_block(references: list[HarnessSpec], mode: Literal["descriptions", "full"]) -> str:
+    if mode == "full":
+        body = "\n\n".join(json.dumps(r.content(), separators=(",", ":")) for r in references)
+    else:
+        body = "\n".join(
+            f"- {r.name}: {r.description} [action={r.action.kind}, answer_from={r.action.answer_from}, "
+            f"planning={r.planning.kind}, tools={r.tools.tools}, max_steps={r.limits.max_steps}]" for r in references)
+    return f"Reference harnesses:\n{body}"
+
+
+def synthesis_messages(task_text: str, allowed_tools: list[str], references: list[HarnessSpec],
+                       mode: Literal["descriptions", "full"] = "descriptions") -> list[dict]:
+    user = (f"{reference_block(references, mode)}\n\nTools this task allows: {allowed_tools}\n\n"
+            f"Task:\n{task_text}\n\nDesign the harness for this task.")
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
+
+
+def repair_messages(base: list[dict], broken_output: str, error: str) -> list[dict]:
+    return base + [{"role": "assistant", "content": broken_output},
+                   {"role": "user", "content": REPAIR.format(error=error)}]

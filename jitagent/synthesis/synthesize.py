@@ -1,0 +1,202 @@
+"""Write N candidates, validate them up the ladder, repair the broken ones (≤ 2 rounds), select one."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from jitagent.models.base import CancelToken, ModelClient
+from jitagent.runtime.agent import Runtime
+from jitagent.runtime.events import Cost
+from jitagent.spec import HarnessSpec
+from jitagent.synthesis.edit import edit_schema, full_spec_schema
+from jitagent.synthesis.prompt import repair_messages, synthesis_messages
+from jitagent.synthesis.validate import Ceilings, Check, Validated, validate_static
+from jitagent.tasks import Task
+from jitagent.tools import TOOL_SCHEMAS
+
+
+class SynthesisConfig(BaseModel):
+    n: int = Field(3, ge=1, le=8)
+    reference_mode: Literal["descriptions", "full"] = "descriptions"
+    output: Literal["edit", "spec"] = "edit"
+    temperature: float = Field(1.0, gt=0, le=2)
+    max_tokens: int = Field(200, ge=32, le=4096)
+    repair_rounds: int = Field(2, ge=0, le=2)
+    dry_run: bool = True
+    dry_run_steps: int = Field(1, ge=1, le=4)
+    selection: Literal["score", "judge"] = "score"
+    ceilings: Ceilings = Field(default_factory=Ceilings)
+
+
+@dataclass
+class Round:
+    round: int  # 0: first draft; 1-2: repairs
+    output: str
+    error: str  # "" when this round's output was valid
+
+
+@dataclass
+class Candidate:
+    index: int
+    rounds: list[Round] = field(default_factory=list)
+    spec: HarnessSpec | None = None
+    checks: list[Check] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    parent_id: str | None = None
+    dry_run: str = ""
+    score: float | None = None
+
+    @property
+    def valid(self) -> bool:
+        return self.spec is not None and all(c.ok for c in self.checks)
+
+    @property
+    def broken_before_repair(self) -> bool:
+        return bool(self.rounds and self.rounds[0].error)
+
+    @property
+    def broken_after_repair(self) -> bool:
+        return not self.valid
+
+    @property
+    def origin(self) -> str:
+        return "repaired" if self.broken_before_repair and self.valid else "synthesized"
+
+    def to_dict(self) -> dict:
+        return {"index": self.index, "valid": self.valid, "origin": self.origin, "harness_id": self.spec.id if self.spec else None,
+                "parent_id": self.parent_id, "broken_before_repair": self.broken_before_repair,
+                "broken_after_repair": self.broken_after_repair, "rounds": [r.__dict__ for r in self.rounds],
+                "checks": [c.__dict__ for c in self.checks], "notes": self.notes, "dry_run": self.dry_run, "score": self.score}
+
+
+@dataclass
+class SynthesisCost:
+    synthesis: Cost = field(default_factory=Cost)
+    repair: Cost = field(default_factory=Cost)
+    dry_run: Cost = field(default_factory=Cost)
+    selection: Cost = field(default_factory=Cost)
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k).__dict__ | {"tokens": getattr(self, k).tokens} for k in ("synthesis", "repair", "dry_run", "selection")}
+
+
+@dataclass
+class Synthesis:
+    chosen: HarnessSpec | None
+    fallback: bool
+    candidates: list[Candidate]
+    cost: SynthesisCost
+    reason: str
+
+
+@dataclass
+class SynthesisEvent:
+    kind: Literal["candidate", "repaired", "chosen"]
+    text: str
+    candidate: int | None = None
+    ok: bool = True
+
+
+class Synthesizer:
+    def __init__(self, meta: ModelClient, runtime: Runtime | None, config: SynthesisConfig | None = None):
+        self.meta = meta
+        self.runtime = runtime
+        self.config = config or SynthesisConfig()
+
+    async def stream(self, task: Task, references: list[HarnessSpec], prior: dict[str, float | None],
+                     seed: int = 0, cancel: CancelToken | None = None) -> AsyncIterator[SynthesisEvent | Synthesis]:
+        """`references`: retrieved harnesses, best first; `prior`: their earned reward (None: unknown)."""
+        cfg = self.config
+        cost = SynthesisCost()
+        allowed = [t for t in TOOL_SCHEMAS if task.allows(t)]
+        parents = {r.name: r for r in references}
+        schema = edit_schema(list(parents), allowed) if cfg.output == "edit" else full_spec_schema()
+        base = synthesis_messages(task.prompt, allowed, references, cfg.reference_mode)
+        start = time.monotonic()
+        generation = await self.meta.complete(base, max_tokens=cfg.max_tokens, temperature=cfg.temperature, seed=seed,
+                                              json_schema=schema, n=cfg.n, cancel=cancel)
+        cost.synthesis.add(generation.usage)
+        cost.synthesis.wall_s = time.monotonic() - start
+        candidates = []
+        for index, text in enumerate(generation.texts):
+            candidate = Candidate(index)
+            checked = await self._check(text, parents, task, index)
+            candidate.rounds.append(Round(0, text, checked.error))
+            yield SynthesisEvent("candidate", checked.error or "valid", index, checked.ok)
+            for number in range(1, cfg.repair_rounds + 1):
+                if checked.ok:
+                    break
+                start = time.monotonic()
+                fix = await self.meta.complete(repair_messages(base, candidate.rounds[-1].output, checked.error),
+                                               max_tokens=cfg.max_tokens, temperature=0.7, seed=seed + 100 * (index + 1) + number,
+                                               json_schema=schema, cancel=cancel)
+                cost.repair.add(fix.usage)
+                cost.repair.wall_s += time.monotonic() - start
+                checked = await self._check(fix.text, parents, task, index)
+                candidate.rounds.append(Round(number, fix.text, checked.error))
+                yield SynthesisEvent("repaired", checked.error or "valid", index, checked.ok)
+            candidate.checks, candidate.notes = checked.checks, checked.notes
+            if checked.spec is not None:
+                candidate.parent_id = checked.spec.envelope.parent_id
+                candidate.spec = checked.spec.derive(
+                    origin="repaired" if candidate.broken_before_repair else "synthesized",
+                    parent_id=checked.spec.envelope.parent_id, generator=self.meta.name)
+            if candidate.valid and cfg.dry_run and self.runtime is not None:
+                await self._dry_run(candidate, task, cost, seed)
+            candidates.append(candidate)
+        valid = [c for c in candidates if c.valid]
+        if not valid:
+            synthesis = Synthesis(None, True, candidates, cost, f"no valid candidate among {len(candidates)}")
+        else:
+            chosen, reason = await self._select(valid, task, prior, references, cost, seed)
+            synthesis = Synthesis(chosen.spec, False, candidates, cost, reason)
+        yield synthesis
+
+    async def _check(self, text: str, parents, task: Task, index: int) -> Validated:
+        return await validate_static(text, parents, f"jit-{task.id}-{index}", task, self.config.ceilings)
+
+    async def _dry_run(self, candidate: Candidate, task: Task, cost: SynthesisCost, seed: int) -> None:
+        """Rung 5: run on the task with a step cap; a harness error (not a wrong answer) breaks it."""
+        result = await self.runtime.run(candidate.spec, task, seed=seed, max_steps=self.config.dry_run_steps,
+                                        verify_answer=False)
+        cost.dry_run.add_cost(result.cost)
+        harness_errors = [e.text for e in result.trajectory.events if e.kind == "verify" and e.text.startswith("StageFailure")]
+        if result.error or harness_errors:
+            error = result.error or harness_errors[0]
+            candidate.checks.append(Check("dry_run", False, error))
+            candidate.dry_run = f"failed: {error}"
+        else:
+            candidate.checks.append(Check("dry_run", True))
+            candidate.dry_run = "answered" if result.answer else "ran, no answer within the step cap"
+
+    async def _select(self, valid: list[Candidate], task: Task, prior: dict[str, float | None],
+                      references: list[HarnessSpec], cost: SynthesisCost, seed: int) -> tuple[Candidate, str]:
+        rank = {r.id: i for i, r in enumerate(references)}
+        for c in valid:
+            earned = prior.get(c.parent_id)
+            c.score = round((0.5 if earned is None else earned) + 0.3 * (c.dry_run == "answered")
+                            - 0.05 * rank.get(c.parent_id, len(rank)) - 0.1 * len(c.notes), 4)
+        if self.config.selection == "judge" and len(valid) > 1:
+            listing = "\n".join(f"{i + 1}. " + json.dumps({k: v for k, v in c.spec.content().items() if k in ("action", "planning", "tools", "limits")},
+                                                        separators=(",", ":")) for i, c in enumerate(valid))
+            judged = await self.meta.complete(
+                [{"role": "system", "content": "You pick the agent harness most likely to solve the task. Reply with its number."},
+                 {"role": "user", "content": f"Task:\n{task.prompt}\n\nHarnesses:\n{listing}"}],
+                max_tokens=8, temperature=0.0, seed=seed,
+                json_schema={"type": "object", "properties": {"choice": {"type": "integer", "enum": list(range(1, len(valid) + 1))}},
+                             "required": ["choice"]})
+            cost.selection.add(judged.usage)
+            try:
+                choice = int(json.loads(judged.text)["choice"])
+                if 1 <= choice <= len(valid):
+                    return valid[choice - 1], f"meta-model judge chose candidate {valid[choice - 1].index}"
+            except (ValueError, KeyError, TypeError):
+                pass
+        best = max(valid, key=lambda c: (c.score, -c.index))
+        return best, f"best cheap score {best.score} (prior reward of its parent, dry-run outcome)"

@@ -1,0 +1,176 @@
+"""The validation ladder, cheapest rung first; each failure is kept as evidence (and fed to repair).
+
+1. json     — the output parses and matches the edit (or full-spec) schema
+2. spec     — the built HarnessSpec validates (field-named errors)
+3. semantic — tools exist and the task allows them; limits within the server's ceilings
+   (before it: what is merely too big is clamped, and an added instruction copying the task —
+   a reward-hacking smell — is dropped; both are recorded as notes)
+4. code     — a `code` section parses, defines its stage interface and survives a smoke call
+              in the sandbox with sample inputs
+5. dry run  — the harness runs on the task with a step cap without a harness error
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, Field, ValidationError
+
+from jitagent.runtime.stage_code import StageCodeError, call_stage, check_interface
+from jitagent.sandbox import Workspace
+from jitagent.spec import HarnessSpec, SpecError, format_validation_error, parse_spec
+from jitagent.synthesis.edit import HarnessEdit, build_spec
+from jitagent.tasks import Task
+
+SMOKE_INPUTS = {
+    "memory": {"messages": [{"role": "user", "content": "task"}, {"role": "assistant", "content": "step"}]},
+    "planning": {"task": "Add 2 and 3.", "history": []},
+    "answer": {"text": "The result is 5.\nFinal answer: 5"},
+}
+
+
+class Ceilings(BaseModel):
+    """Limits no synthesized harness may exceed on this server."""
+
+    max_steps: int = Field(8, ge=1)
+    max_tool_calls: int = Field(12, ge=0)
+    max_tokens: int = Field(2048, ge=16)
+    timeout_s: float = Field(120.0, gt=0)
+    samples: int = Field(5, ge=1)
+
+
+@dataclass
+class Check:
+    rung: str
+    ok: bool
+    error: str = ""
+
+
+@dataclass
+class Validated:
+    spec: HarnessSpec | None
+    checks: list[Check] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # normalizations applied after decoding
+
+    @property
+    def ok(self) -> bool:
+        return self.spec is not None and all(c.ok for c in self.checks)
+
+    @property
+    def error(self) -> str:
+        failed = [c for c in self.checks if not c.ok]
+        return f"[{failed[0].rung}] {failed[0].error}" if failed else ""
+
+
+def parse_output(text: str, parents: dict[str, HarnessSpec], name: str, ceilings: Ceilings) -> Validated:
+    """Rungs 1-2. `parents` maps reference names to specs."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return Validated(None, [Check("json", False, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")])
+    if not isinstance(value, dict):
+        return Validated(None, [Check("json", False, f"expected a JSON object, got {type(value).__name__}")])
+    if "spec" in value:  # a whole spec: the escape hatch for what an edit cannot express
+        try:
+            spec = parse_spec(value["spec"])
+        except SpecError as exc:
+            return Validated(None, [Check("json", True), Check("spec", False, str(exc))])
+        return Validated(spec, [Check("json", True), Check("spec", True)])
+    notes = []
+    if isinstance(value.get("tools"), list):
+        deduped = list(dict.fromkeys(value["tools"]))
+        if deduped != value["tools"]:
+            notes.append(f"tools de-duplicated: {value['tools']} -> {deduped}")
+            value["tools"] = deduped
+    for key in ("max_steps", "samples"):
+        if isinstance(value.get(key), int) and value[key] > getattr(ceilings, key):
+            notes.append(f"{key} clamped {value[key]} -> {getattr(ceilings, key)}")
+            value[key] = getattr(ceilings, key)
+    try:
+        edit = HarnessEdit.model_validate(value)
+    except ValidationError as exc:
+        return Validated(None, [Check("json", False, "schema: " + format_validation_error(exc))], notes)
+    if edit.parent not in parents:
+        return Validated(None, [Check("json", False, f"parent: {edit.parent!r} is not one of the references {sorted(parents)}")], notes)
+    try:
+        spec = build_spec(edit, parents[edit.parent], name)
+    except SpecError as exc:
+        return Validated(None, [Check("json", True), Check("spec", False, str(exc))], notes)
+    return Validated(spec.derive(parent_id=parents[edit.parent].id), [Check("json", True), Check("spec", True)], notes)
+
+
+def clamp(spec: HarnessSpec, ceilings: Ceilings, notes: list[str]) -> HarnessSpec:
+    """Small models ignore a schema's `maximum` under a grammar: clamp what is merely too big."""
+    limits = spec.limits.model_dump()
+    for key in ("max_steps", "max_tool_calls", "max_tokens", "timeout_s"):
+        if limits[key] > getattr(ceilings, key):
+            notes.append(f"limits.{key} clamped {limits[key]} -> {getattr(ceilings, key)}")
+            limits[key] = getattr(ceilings, key)
+    data = spec.model_dump(mode="json")
+    data["limits"] = limits
+    if data["action"]["samples"] > ceilings.samples:
+        notes.append(f"action.samples clamped {data['action']['samples']} -> {ceilings.samples}")
+        data["action"]["samples"] = ceilings.samples
+    return parse_spec(data)
+
+
+def semantic_errors(spec: HarnessSpec, task: Task, ceilings: Ceilings) -> list[str]:
+    errors = [f"tools.tools: the task does not allow tool {t!r} (allowed: {task.tools})"
+              for t in spec.tools.tools if not task.allows(t)]
+    for key in ("max_steps", "max_tool_calls", "max_tokens", "timeout_s"):
+        if getattr(spec.limits, key) > getattr(ceilings, key):
+            errors.append(f"limits.{key}: {getattr(spec.limits, key)} exceeds the server ceiling {getattr(ceilings, key)}")
+    return errors
+
+
+def copies_task(line: str, task: Task) -> bool:
+    """An added instruction that restates the task or carries its numbers (a possible wrong
+    answer, or a hint hard-coded for one task) is dropped, never trusted."""
+    task_words = set(re.findall(r"\w+", task.prompt.lower()))
+    words = re.findall(r"\w+", line.lower())
+    shares_numbers = set(re.findall(r"\d{2,}", line)) & set(re.findall(r"\d{2,}", task.prompt))
+    return bool(shares_numbers) or (len(words) >= 6 and sum(w in task_words for w in words) / len(words) > 0.6)
+
+
+def drop_copied_instructions(spec: HarnessSpec, task: Task, notes: list[str]) -> HarnessSpec:
+    kept = [line for line in spec.prompts.instructions if not copies_task(line, task)]
+    if len(kept) == len(spec.prompts.instructions):
+        return spec
+    notes.append(f"dropped {len(spec.prompts.instructions) - len(kept)} added instruction(s) copying the task")
+    data = spec.model_dump(mode="json")
+    data["prompts"]["instructions"] = kept
+    return parse_spec(data)
+
+
+async def check_code(spec: HarnessSpec) -> str | None:
+    if spec.code is None:
+        return None
+    try:
+        check_interface(spec.code)
+        with Workspace() as ws:
+            await call_stage(spec.code, SMOKE_INPUTS[spec.code.stage], ws)
+    except StageCodeError as exc:
+        return str(exc)
+    return None
+
+
+async def validate_static(text: str, parents: dict[str, HarnessSpec], name: str, task: Task,
+                          ceilings: Ceilings) -> Validated:
+    """Rungs 1-4 (the dry run needs a solver and is run by the synthesizer)."""
+    result = parse_output(text, parents, name, ceilings)
+    if result.spec is None:
+        return result
+    result.spec = drop_copied_instructions(clamp(result.spec, ceilings, result.notes), task, result.notes)
+    errors = semantic_errors(result.spec, task, ceilings)
+    result.checks.append(Check("semantic", not errors, "; ".join(errors)))
+    if errors:
+        return result
+    code_error = await check_code(result.spec)
+    result.checks.append(Check("code", code_error is None, code_error or ""))
+    return result
+
+
+def spec_error(exc: Exception) -> str:
+    return str(exc) if isinstance(exc, SpecError) else f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,131 @@
+"""The validation ladder, repair and fallback, with the scripted model (unit tests)."""
+
+import asyncio
+import json
+
+import pytest
+
+from jitagent.catalog import load_seeds
+from jitagent.models.scripted import ScriptedModel
+from jitagent.runtime.agent import Runtime
+from jitagent.synthesis.synthesize import SynthesisConfig, Synthesizer
+from jitagent.synthesis.validate import Ceilings, validate_static
+from jitagent.tasks import Task
+
+SEEDS = load_seeds()
+REFS = [SEEDS["program_of_thought"], SEEDS["codeact"], SEEDS["direct"]]
+PARENTS = {r.name: r for r in REFS}
+TASK = Task(id="t", prompt="What is 17 * 23?", type="arithmetic", tools=["python"],
+            verifier={"kind": "numeric", "expected": 391})
+GOOD = json.dumps({"parent": "program_of_thought", "action": "codeact", "answer_from": "stdout", "planning": "none",
+                   "tools": ["python"], "max_steps": 2})
+
+
+def check(text):
+    return asyncio.run(validate_static(text, PARENTS, "cand", TASK, Ceilings()))
+
+
+def full(code_source=None, **changes):
+    data = SEEDS["direct"].model_dump(mode="json")
+    data.update(changes)
+    if code_source is not None:
+        data["code"] = {"stage": "answer", "source": code_source}
+    return json.dumps({"spec": data})
+
+
+def test_valid_edit_builds_a_child_of_its_parent():
+    result = check(GOOD)
+    assert result.ok and result.spec.envelope.parent_id == SEEDS["program_of_thought"].id
+
+
+@pytest.mark.parametrize("text, rung, fragment", [
+    ("{not json", "json", "not valid JSON"),
+    (json.dumps({"parent": "program_of_thought", "action": "teleport", "tools": []}), "json", "action"),
+    (json.dumps({"parent": "nonexistent", "action": "direct"}), "json", "not one of the references"),
+    (json.dumps({"parent": "direct", "action": "react", "tools": []}), "spec", "needs at least one tool"),
+    (json.dumps({"parent": "codeact", "tools": ["python", "shell"]}), "semantic", "does not allow tool 'shell'"),
+    (full(memory={"kind": "infinite"}), "spec", "memory.kind"),
+    (full("def extract_answer(text)\n    return text"), "code", "SyntaxError"),
+    (full("def answer(text):\n    return text"), "code", "must define `def extract_answer(text)`"),
+    (full("def extract_answer(txt, extra):\n    return txt"), "code", "must take parameters ('text',)"),
+    (full("def extract_answer(text):\n    return 1 / 0"), "code", "ZeroDivisionError"),
+])
+def test_each_rung_rejects_its_broken_spec_with_the_exact_error(text, rung, fragment):
+    result = check(text)
+    assert not result.ok
+    assert result.error.startswith(f"[{rung}]") and fragment in result.error
+
+
+def test_too_big_limits_are_clamped_and_copied_instructions_dropped():
+    text = json.dumps({"parent": "codeact", "action": "codeact", "answer_from": "text", "planning": "none",
+                       "tools": ["python", "python"], "max_steps": 200, "instruction": "What is 17 * 23? It is 400."})
+    result = check(text)
+    assert result.ok
+    assert result.spec.limits.max_steps == Ceilings().max_steps and result.spec.tools.tools == ["python"]
+    assert result.spec.prompts.instructions == []
+    assert any("clamped" in n for n in result.notes) and any("copying the task" in n for n in result.notes)
+
+
+def synthesizer(replies, **config):
+    meta = ScriptedModel(replies, name="scripted-meta")
+    cfg = SynthesisConfig(n=1, dry_run=False, **config)
+    return Synthesizer(meta, Runtime(ScriptedModel(["print(391)"])), cfg), meta
+
+
+def run_synthesis(synth):
+    async def go():
+        return [item async for item in synth.stream(TASK, REFS, {})]
+    return asyncio.run(go())
+
+
+def test_repair_turns_a_broken_candidate_into_a_valid_one_with_the_exact_error_in_the_prompt():
+    broken = json.dumps({"parent": "codeact", "action": "codeact", "answer_from": "text", "planning": "none",
+                         "tools": ["python", "shell"], "max_steps": 3})
+    synth, meta = synthesizer([broken, GOOD])
+    items = run_synthesis(synth)
+    synthesis = items[-1]
+    candidate = synthesis.candidates[0]
+    assert candidate.broken_before_repair and not candidate.broken_after_repair
+    assert candidate.origin == "repaired" and synthesis.chosen.envelope.origin == "repaired"
+    repair_prompt = meta.calls[1]["messages"][-1]["content"]
+    assert "tools.tools: the task does not allow tool 'shell'" in repair_prompt
+    assert meta.calls[1]["messages"][-2] == {"role": "assistant", "content": broken}
+    assert [e.kind for e in items[:-1]] == ["candidate", "repaired"]
+    assert synthesis.cost.repair.completion_tokens > 0
+
+
+def test_candidate_still_broken_after_two_rounds_leads_to_fallback():
+    synth, meta = synthesizer(["{broken"])
+    synthesis = run_synthesis(synth)[-1]
+    assert synthesis.chosen is None and synthesis.fallback
+    assert len(synthesis.candidates[0].rounds) == 3 and len(meta.calls) == 3  # draft + 2 repairs, no more
+
+
+def test_dry_run_rung_catches_a_harness_that_fails_at_run_time():
+    data = SEEDS["direct"].model_dump(mode="json")
+    data["code"] = {"stage": "planning", "source": "def guidance(task, history):\n    if 'Add' in task:\n        return 'ok'\n    raise ValueError('cannot plan ' + task)\n"}
+    meta = ScriptedModel([json.dumps({"spec": data})], name="scripted-meta")
+    synth = Synthesizer(meta, Runtime(ScriptedModel(["Final answer: 391"])),
+                        SynthesisConfig(n=1, repair_rounds=0, dry_run=True))
+    synthesis = run_synthesis(synth)[-1]
+    candidate = synthesis.candidates[0]
+    assert not candidate.valid and candidate.checks[-1].rung == "dry_run"
+    assert "cannot plan" in candidate.checks[-1].error and synthesis.fallback
+
+
+def test_n_candidates_distinct_seeds_and_schema_constrained():
+    synth, meta = synthesizer([GOOD])
+    synth.config = SynthesisConfig(n=3, dry_run=False)
+    synthesis = run_synthesis(synth)[-1]
+    assert len(synthesis.candidates) == 3 and synthesis.chosen is not None
+    assert meta.calls[0]["temperature"] == 1.0 and meta.calls[0]["json_schema"]["properties"]["parent"]["enum"]
+
+
+def test_prompt_prefix_is_byte_identical_across_tasks():
+    from jitagent.synthesis.prompt import synthesis_messages
+
+    a = synthesis_messages("task one", ["python"], REFS)
+    b = synthesis_messages("a different task", ["python"], REFS)
+    assert a[0] == b[0]
+    prefix = a[1]["content"].split("Task:")[0]
+    assert b[1]["content"].startswith(prefix)

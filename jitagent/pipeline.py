@@ -73,9 +73,11 @@ class JitPipeline:
         self.synthesizer = Synthesizer(meta, self.runtime, self.config.synthesis)
 
     async def stream(self, task: Task, *, execute: bool = True, seed: int = 0, cancel: CancelToken | None = None,
-                     deadline: float | None = None) -> AsyncIterator[PipelineEvent]:
+                     deadline: float | None = None, n: int | None = None) -> AsyncIterator[PipelineEvent]:
         start = time.monotonic()
-        cancel = cancel or CancelToken(deadline)
+        cancel = cancel or CancelToken()
+        if deadline is not None:
+            cancel.deadline = deadline if cancel.deadline is None else min(deadline, cancel.deadline)
         cluster = await asyncio.to_thread(self.bank.cluster_for, task.prompt, task.type, tuple(task.tags))
         incumbent = await asyncio.to_thread(self.bank.incumbent, cluster)
         synthesis, references, cost = None, [], SynthesisCost()
@@ -89,7 +91,7 @@ class JitPipeline:
             references = [h.to_dict() for h in hits]
             yield PipelineEvent("retrieved", ", ".join(f"{h.name} ({h.score:.2f})" for h in hits), {"references": references})
             specs = [parse_spec((await asyncio.to_thread(self.bank.get, h.harness_id))["spec"]) for h in hits]
-            async for item in self.synthesizer.stream(task, specs, {h.harness_id: h.prior_reward for h in hits}, seed, cancel):
+            async for item in self.synthesizer.stream(task, specs, {h.harness_id: h.prior_reward for h in hits}, seed, cancel, n):
                 if isinstance(item, SynthesisEvent):
                     yield PipelineEvent(item.kind, item.text, {"candidate": item.candidate, "ok": item.ok})
                 else:

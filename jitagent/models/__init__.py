@@ -11,12 +11,16 @@ __all__ = ["CancelToken", "Cancelled", "Generation", "ModelClient", "ModelError"
 
 def load_model(spec: str = "embedded") -> ModelClient:
     """`embedded` (the default model), a model name (`qwen2.5-coder-0.5b`, `smollm2-135m`),
-    or an OpenAI-compatible URL, optionally `URL#model`."""
+    an OpenAI-compatible URL (optionally `URL#model`), or `scripted` (instant canned replies,
+    for load tests only)."""
     if spec in ("embedded", "default"):
         spec = DEFAULT_MODEL
     if spec in MODEL_NAMES:
         from jitagent.models.embedded import EmbeddedModel
         return EmbeddedModel(spec)
+    if spec == "scripted":  # instant and canned: for load tests and examples only
+        from jitagent.models.scripted import instant_model
+        return instant_model()
     if spec.startswith(("http://", "https://")):
         from jitagent.models.openai_http import OpenAICompatibleModel
         url, _, model = spec.partition("#")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Callable
 
 from jitagent.models.base import Generation, Usage
@@ -16,11 +17,13 @@ class ScriptedModel:
     def __init__(self, replies: list[str] | Callable[[list[dict]], str], name: str = "scripted"):
         self.name = name
         self._replies = replies
-        self.calls: list[dict] = []
+        self.calls: deque[dict] = deque(maxlen=10_000)  # bounded: a long-lived server keeps no more
 
-    def _next(self, messages: list[dict]) -> str:
+    wants_schema = False  # a reply function that takes (messages, json_schema)
+
+    def _next(self, messages: list[dict], json_schema: dict | None) -> str:
         if callable(self._replies):
-            return self._replies(messages)
+            return self._replies(messages, json_schema) if self.wants_schema else self._replies(messages)
         index = min(len(self.calls) - 1, len(self._replies) - 1)
         return self._replies[index]
 
@@ -30,7 +33,7 @@ class ScriptedModel:
         texts = []
         for _ in range(n):
             self.calls.append({"messages": messages, "json_schema": json_schema, "temperature": temperature, "seed": seed})
-            text = self._next(messages)
+            text = self._next(messages, json_schema)
             for s in stop or []:
                 if s in text:
                     text = text[: text.index(s)]
@@ -38,3 +41,38 @@ class ScriptedModel:
         prompt = sum(len(m["content"].split()) for m in messages)
         return Generation(texts, Usage(prompt * n, sum(len(t.split()) for t in texts)),
                           time.monotonic() - start, self.name, ["stop"] * n)
+
+
+def schema_example(schema: dict):
+    """The smallest value a JSON schema accepts (first enum value, required keys only)."""
+    if "anyOf" in schema:
+        return schema_example(schema["anyOf"][0])
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind == "object":
+        props = schema.get("properties", {})
+        return {k: schema_example(props.get(k, {"type": "string"})) for k in schema.get("required", [])}
+    if kind == "array":
+        return [schema_example(schema["items"])] if schema.get("items", {}).get("enum") else []
+    if kind == "integer":
+        return max(1, schema.get("minimum", 1))
+    if kind == "number":
+        return 0.0
+    if kind == "boolean":
+        return False
+    return "x"
+
+
+def instant_model() -> ScriptedModel:
+    """An instant scripted model for load tests and examples: schema-valid JSON when a schema
+    is asked for, else a final answer. Never a stand-in for a real model in a result."""
+    import json
+
+    def reply(messages: list[dict], schema: dict | None = None) -> str:
+        return json.dumps(schema_example(schema)) if schema else "Final answer: 0"
+    model = ScriptedModel(reply, name="scripted-instant")
+    model.wants_schema = True
+    return model

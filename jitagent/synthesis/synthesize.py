@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from jitagent.models.base import CancelToken, ModelClient
+from jitagent.models.base import CancelToken, Cancelled, ModelClient
 from jitagent.runtime.agent import Runtime
 from jitagent.runtime.events import Cost
 from jitagent.spec import HarnessSpec
@@ -110,9 +110,11 @@ class Synthesizer:
         self.config = config or SynthesisConfig()
 
     async def stream(self, task: Task, references: list[HarnessSpec], prior: dict[str, float | None],
-                     seed: int = 0, cancel: CancelToken | None = None) -> AsyncIterator[SynthesisEvent | Synthesis]:
+                     seed: int = 0, cancel: CancelToken | None = None, n: int | None = None
+                     ) -> AsyncIterator[SynthesisEvent | Synthesis]:
         """`references`: retrieved harnesses, best first; `prior`: their earned reward (None: unknown)."""
         cfg = self.config
+        n = n or cfg.n
         cost = SynthesisCost()
         allowed = [t for t in TOOL_SCHEMAS if task.allows(t)]
         parents = {r.name: r for r in references}
@@ -120,7 +122,7 @@ class Synthesizer:
         base = synthesis_messages(task.prompt, allowed, references, cfg.reference_mode)
         start = time.monotonic()
         generation = await self.meta.complete(base, max_tokens=cfg.max_tokens, temperature=cfg.temperature, seed=seed,
-                                              json_schema=schema, n=cfg.n, cancel=cancel)
+                                              json_schema=schema, n=n, cancel=cancel)
         cost.synthesis.add(generation.usage)
         cost.synthesis.wall_s = time.monotonic() - start
         candidates = []
@@ -148,7 +150,7 @@ class Synthesizer:
                     origin="repaired" if candidate.broken_before_repair else "synthesized",
                     parent_id=checked.spec.envelope.parent_id, generator=self.meta.name)
             if candidate.valid and cfg.dry_run and self.runtime is not None:
-                await self._dry_run(candidate, task, cost, seed)
+                await self._dry_run(candidate, task, cost, seed, cancel)
             candidates.append(candidate)
         valid = [c for c in candidates if c.valid]
         if not valid:
@@ -161,10 +163,13 @@ class Synthesizer:
     async def _check(self, text: str, parents, task: Task, index: int) -> Validated:
         return await validate_static(text, parents, f"jit-{task.id}-{index}", task, self.config.ceilings)
 
-    async def _dry_run(self, candidate: Candidate, task: Task, cost: SynthesisCost, seed: int) -> None:
+    async def _dry_run(self, candidate: Candidate, task: Task, cost: SynthesisCost, seed: int,
+                       cancel: CancelToken | None) -> None:
         """Rung 5: run on the task with a step cap; a harness error (not a wrong answer) breaks it."""
         result = await self.runtime.run(candidate.spec, task, seed=seed, max_steps=self.config.dry_run_steps,
-                                        verify_answer=False)
+                                        verify_answer=False, deadline=cancel.deadline if cancel else None)
+        if cancel is not None and cancel.is_cancelled():
+            raise Cancelled("synthesis cancelled during a dry run")
         cost.dry_run.add_cost(result.cost)
         harness_errors = [e.text for e in result.trajectory.events if e.kind == "verify" and e.text.startswith("StageFailure")]
         if result.error or harness_errors:

@@ -1,0 +1,133 @@
+"""The server: grpc.aio with health, reflection, optional auth and TLS, metrics, graceful shutdown.
+
+Start-up: the port opens at once with health NOT_SERVING (RPCs get UNAVAILABLE); models and
+the bank load in the background; then SERVING. On SIGTERM: NOT_SERVING, in-flight RPCs get
+`grace_s` to finish (then are cancelled, which stops their model and tool work), the bank is
+flushed and closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import signal
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+from pydantic import BaseModel, Field
+
+from jitagent.paths import data_dir
+from jitagent.pipeline import PipelineConfig
+from jitagent.server.auth import BearerTokenInterceptor
+from jitagent.server.metrics import Metrics
+from jitagent.server.service import JitAgentService
+from jitagent.v1 import jitagent_pb2 as pb
+from jitagent.v1 import jitagent_pb2_grpc as pb_grpc
+
+SERVICE_NAME = pb.DESCRIPTOR.services_by_name["JitAgent"].full_name
+log = logging.getLogger("jitagent.server")
+
+
+class ServerConfig(BaseModel):
+    host: str = "127.0.0.1"
+    port: int = Field(50051, ge=0, le=65535)
+    data_dir: Path = Field(default_factory=data_dir)
+    meta_model: str = "embedded"
+    solver_model: str | None = None  # default: the meta-model
+    concurrency: int = Field(1, ge=1, le=64, description="tasks synthesized/executed at once")
+    max_queue: int = Field(64, ge=0, description="tasks waiting beyond which RESOURCE_EXHAUSTED is returned")
+    auth_token: str | None = None
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    metrics_port: int | None = None
+    max_message_mb: int = Field(4, ge=1, le=256)
+    grace_s: float = Field(10.0, ge=0)
+    pipeline: PipelineConfig = Field(default_factory=PipelineConfig)
+
+
+class JitAgentServer:
+    def __init__(self, config: ServerConfig):
+        self.config = config
+        self.metrics = Metrics()
+        self.service = JitAgentService(self.metrics, config.concurrency, config.max_queue)
+        self.health = health.aio.HealthServicer()
+        self.server: grpc.aio.Server | None = None
+        self.port: int | None = None
+        self.ready = asyncio.Event()
+        self._loading: asyncio.Task | None = None
+        self.load_error: BaseException | None = None
+
+    async def start(self) -> int:
+        limit = self.config.max_message_mb << 20
+        interceptors = [BearerTokenInterceptor(self.config.auth_token)] if self.config.auth_token else []
+        self.server = grpc.aio.server(interceptors=interceptors, options=[
+            ("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit)])
+        pb_grpc.add_JitAgentServicer_to_server(self.service, self.server)
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
+        reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), self.server)
+        address = f"{self.config.host}:{self.config.port}"
+        if self.config.tls_cert and self.config.tls_key:
+            creds = grpc.ssl_server_credentials([(self.config.tls_key.read_bytes(), self.config.tls_cert.read_bytes())])
+            self.port = self.server.add_secure_port(address, creds)
+        else:
+            self.port = self.server.add_insecure_port(address)
+        for name in ("", SERVICE_NAME):
+            await self.health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
+        await self.server.start()
+        if self.config.metrics_port is not None:
+            self.metrics.serve(self.config.metrics_port, self.config.host)
+        self._loading = asyncio.create_task(self._load())
+        log.info(json.dumps({"event": "listening", "address": f"{self.config.host}:{self.port}", "tls": bool(self.config.tls_cert)}))
+        return self.port
+
+    async def _load(self) -> None:
+        try:
+            self.service.pipeline = await asyncio.to_thread(build_pipeline, self.config)
+        except BaseException as exc:  # stay NOT_SERVING and say why
+            self.load_error = exc
+            log.error(json.dumps({"event": "load_failed", "error": str(exc)}))
+            raise
+        for name in ("", SERVICE_NAME):
+            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        self.ready.set()
+        log.info('{"event": "serving"}')
+
+    async def stop(self) -> None:
+        await self.health.enter_graceful_shutdown()
+        if self.server is not None:
+            await self.server.stop(self.config.grace_s)
+        if self._loading is not None and not self._loading.done():
+            self._loading.cancel()
+        if self.service.pipeline is not None:
+            self.service.pipeline.bank.close()  # flushes the index
+        log.info('{"event": "stopped"}')
+
+    async def serve_forever(self) -> None:
+        await self.start()
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        await stop.wait()
+        await self.stop()
+
+
+def build_pipeline(config: ServerConfig):
+    from harness_bank import HarnessBank
+    from jitagent.catalog import seed_bank
+    from jitagent.models import load_model
+    from jitagent.pipeline import JitPipeline
+
+    config.data_dir.mkdir(parents=True, exist_ok=True)
+    bank = HarnessBank(config.data_dir / "bank.db")
+    seed_bank(bank)
+    meta = load_model(config.meta_model)
+    solver = meta if config.solver_model in (None, config.meta_model) else load_model(config.solver_model)
+    for model in {id(meta): meta, id(solver): solver}.values():
+        if hasattr(model, "load"):
+            model.load()  # the first request must not pay for loading weights
+    bank.search("warm up the embedder", k=1)
+    return JitPipeline(bank, meta, solver, config.pipeline)

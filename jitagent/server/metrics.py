@@ -1,0 +1,56 @@
+"""Prometheus metrics: per-RPC counts and latency, queue depth, routes, candidates, tokens."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from contextlib import contextmanager
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+
+
+class Metrics:
+    def __init__(self):
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.requests = Counter("jitagent_rpc_requests", "RPCs by method and status code", ["method", "code"], registry=r)
+        self.latency = Histogram("jitagent_rpc_latency_seconds", "RPC latency", ["method"], registry=r,
+                                 buckets=(0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120))
+        self.queue_depth = Gauge("jitagent_queue_depth", "tasks waiting for a pipeline slot", registry=r)
+        self.in_flight = Gauge("jitagent_tasks_in_flight", "tasks being synthesized or executed", registry=r)
+        self.routes = Counter("jitagent_routes", "route taken per task", ["route"], registry=r)
+        self.candidates = Counter("jitagent_candidates", "synthesized candidates by outcome", ["outcome"], registry=r)
+        self.tokens = Counter("jitagent_tokens", "tokens by phase (known counts only)", ["phase"], registry=r)
+        self.unknown_tokens = Counter("jitagent_unknown_token_counts", "costs whose token count was unknown", ["phase"], registry=r)
+
+    @contextmanager
+    def track(self, method: str, context):
+        start = time.perf_counter()
+        failed = None
+        try:
+            yield
+        except BaseException as exc:
+            failed = "CANCELLED" if isinstance(exc, asyncio.CancelledError) else "ERROR"
+            raise
+        finally:
+            code = context.code()  # set by context.abort / set_code; None means OK unless we raised
+            name = code.name if code is not None else (failed or "OK")
+            self.requests.labels(method, name).inc()
+            self.latency.labels(method).observe(time.perf_counter() - start)
+
+    def record_result(self, result) -> None:
+        self.routes.labels(result.route).inc()
+        if result.synthesis:
+            for c in result.synthesis.candidates:
+                self.candidates.labels("repaired" if c.origin == "repaired" else ("valid" if c.valid else "broken")).inc()
+        phases = {k: getattr(result.synthesis_cost, k) for k in ("synthesis", "repair", "dry_run", "selection")}
+        if result.run:
+            phases["execution"] = result.run.cost
+        for phase, cost in phases.items():
+            if cost.tokens is None:
+                self.unknown_tokens.labels(phase).inc()
+            else:
+                self.tokens.labels(phase).inc(cost.tokens)
+
+    def serve(self, port: int, host: str = "127.0.0.1") -> None:
+        start_http_server(port, addr=host, registry=self.registry)

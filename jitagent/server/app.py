@@ -12,6 +12,7 @@ import asyncio
 import json
 import logging
 import signal
+from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -20,7 +21,7 @@ from grpc_reflection.v1alpha import reflection
 from pydantic import BaseModel, Field
 
 from jitagent.paths import data_dir
-from jitagent.pipeline import PipelineConfig
+from jitagent.pipeline import JitPipeline, PipelineConfig
 from jitagent.server.auth import BearerTokenInterceptor
 from jitagent.server.metrics import Metrics
 from jitagent.server.service import JitAgentService
@@ -49,8 +50,9 @@ class ServerConfig(BaseModel):
 
 
 class JitAgentServer:
-    def __init__(self, config: ServerConfig):
+    def __init__(self, config: ServerConfig, build: Callable[[ServerConfig], JitPipeline] | None = None):
         self.config = config
+        self.build = build or build_pipeline
         self.metrics = Metrics()
         self.service = JitAgentService(self.metrics, config.concurrency, config.max_queue)
         self.health = health.aio.HealthServicer()
@@ -85,7 +87,7 @@ class JitAgentServer:
 
     async def _load(self) -> None:
         try:
-            self.service.pipeline = await asyncio.to_thread(build_pipeline, self.config)
+            self.service.pipeline = await asyncio.to_thread(self.build, self.config)
         except BaseException as exc:  # stay NOT_SERVING and say why
             self.load_error = exc
             log.error(json.dumps({"event": "load_failed", "error": str(exc)}))
@@ -119,7 +121,6 @@ def build_pipeline(config: ServerConfig):
     from harness_bank import HarnessBank
     from jitagent.catalog import seed_bank
     from jitagent.models import load_model
-    from jitagent.pipeline import JitPipeline
 
     config.data_dir.mkdir(parents=True, exist_ok=True)
     bank = HarnessBank(config.data_dir / "bank.db")

@@ -45,7 +45,7 @@ class JitAgentService(pb_grpc.JitAgentServicer):
     async def _slot(self, context):
         """Bounded concurrency; past `max_queue` waiting tasks the server says RESOURCE_EXHAUSTED
         instead of buffering without limit."""
-        if self.waiting >= self.max_queue:
+        if self.slots.locked() and self.waiting >= self.max_queue:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
                                 f"queue full: {self.waiting} tasks waiting (max_queue {self.max_queue}); retry later")
         self.waiting += 1

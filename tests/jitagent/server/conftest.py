@@ -1,0 +1,39 @@
+import asyncio
+import contextlib
+import socket
+
+import pytest
+
+from jitagent.client import JitAgentClient
+from jitagent.pipeline import PipelineConfig
+from jitagent.server.app import JitAgentServer, ServerConfig
+from jitagent.synthesis.synthesize import SynthesisConfig
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def make_config(tmp_path):
+    def make(meta="scripted", solver=None, n=1, dry_run=False, **kw) -> ServerConfig:
+        return ServerConfig(port=free_port(), data_dir=tmp_path / "data", meta_model=meta, solver_model=solver,
+                            pipeline=PipelineConfig(synthesis=SynthesisConfig(n=n, dry_run=dry_run)), **kw)
+    return make
+
+
+@contextlib.asynccontextmanager
+async def running(config: ServerConfig, token: str | None = None, **server_kw):
+    """A real server on a real port and a client connected to it over the network."""
+    server = JitAgentServer(config, **server_kw)
+    port = await server.start()
+    client = JitAgentClient(f"127.0.0.1:{port}", token=token)
+    try:
+        if "build" not in server_kw:
+            await asyncio.wait_for(server.ready.wait(), 300)
+        yield server, client
+    finally:
+        await client.close()
+        await server.stop()

@@ -1,0 +1,87 @@
+"""The service with the real embedded model (SmolLM2-135M for speed) behind it."""
+
+import asyncio
+import time
+
+import grpc
+import pytest
+
+from jitagent.tasks import Task
+
+from .conftest import running
+
+pytestmark = pytest.mark.slow
+
+
+def test_solve_streams_events_as_they_happen(make_config):
+    async def main():
+        async with running(make_config(meta="smollm2-135m", dry_run=True)) as (server, client):
+            task = Task(id="add", prompt="What is 21 + 21?", type="arithmetic", verifier={"kind": "numeric", "expected": 42})
+            kinds, stamps = [], []
+            async for event in client.solve(task, n=2):
+                kinds.append(event.kind)
+                stamps.append(time.monotonic())
+                if event.kind == "result":
+                    result = event.result
+            assert kinds[0] == "retrieved" and kinds[-1] == "result"
+            for expected in ("candidate", "route", "chosen", "step", "verdict", "bank"):
+                assert expected in kinds
+            assert kinds.index("candidate") < kinds.index("chosen") < kinds.index("step") < kinds.index("verdict")
+            assert stamps[-1] - stamps[0] > 0.05  # streamed over time, not in one burst at the end
+            assert result.run.cost.HasField("completion_tokens") and result.run.cost.completion_tokens > 0
+            assert result.synthesis.cost.synthesis.completion_tokens > 0 and result.bank_decision
+    asyncio.run(main())
+
+
+def test_deadline_exceeded_stops_the_work(make_config):
+    async def main():
+        async with running(make_config(meta="smollm2-135m")) as (server, client):
+            start = time.monotonic()
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                async for _ in client.solve("Write a long essay about the history of bridges.", timeout=0.8):
+                    pass
+            assert err.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+            for _ in range(100):  # the server-side work stops soon after the deadline
+                if server.metrics.in_flight._value.get() == 0:
+                    break
+                await asyncio.sleep(0.1)
+            assert server.metrics.in_flight._value.get() == 0 and time.monotonic() - start < 15
+            assert await client.health() == "SERVING"
+    asyncio.run(main())
+
+
+def test_cancellation_mid_stream_stops_the_work(make_config):
+    async def main():
+        async with running(make_config(meta="smollm2-135m")) as (server, client):
+            call = client.solve("Write a long story about a lighthouse keeper and count its words.")
+            first = await call.read()
+            assert first.kind == "retrieved"
+            call.cancel()
+            for _ in range(100):
+                if server.metrics.in_flight._value.get() == 0:
+                    break
+                await asyncio.sleep(0.1)
+            assert server.metrics.in_flight._value.get() == 0
+            assert await client.health() == "SERVING"
+            assert len((await client.list_harnesses()).harnesses) >= 13
+    asyncio.run(main())
+
+
+def test_stream_of_20_tasks_carries_experience_forward(make_config):
+    tasks = [Task(id=f"s{i}", prompt=f"What is {i + 3} * 7? Answer with the number.", type="multiply",
+                  verifier={"kind": "numeric", "expected": (i + 3) * 7}) for i in range(20)]
+
+    async def main():
+        async with running(make_config(meta="smollm2-135m")) as (server, client):
+            responses = [r async for r in client.stream(tasks, n=1)]
+            assert [r.sequence for r in responses] == list(range(20))
+            assert all(not r.error for r in responses)
+            first_refs = responses[0].result.synthesis.references
+            assert all(ref.prior_runs == 0 for ref in first_refs)
+            later = [r for r in responses[5:] if r.result.synthesis.route != "reused"]
+            # later tasks retrieve what earlier tasks stored: references carry earned reward
+            assert any(ref.prior_runs > 0 for r in later for ref in r.result.synthesis.references) or \
+                any(r.result.synthesis.route == "reused" for r in responses[5:])
+            stats = server.service.pipeline.bank.stats()
+            assert stats["outcomes"] == 20
+    asyncio.run(main())

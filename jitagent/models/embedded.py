@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import os
 import threading
@@ -13,6 +14,15 @@ from jitagent.models.gguf import DEFAULT_MODEL, model_path
 
 _LOADED: dict[str, tuple[object, threading.Lock]] = {}
 _LOAD_LOCK = threading.Lock()
+
+
+@atexit.register
+def _close_all() -> None:
+    """Free the llama.cpp contexts before interpreter teardown (their __del__ fails late in it)."""
+    for llm, lock in _LOADED.values():
+        with lock:
+            llm.close()
+    _LOADED.clear()
 
 
 def _load(name: str, n_ctx: int):

@@ -1,0 +1,129 @@
+"""The OpenAI-compatible client against a real llama.cpp server (llama-cpp-python) on loopback."""
+
+import asyncio
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import pytest
+
+from jitagent.models.base import ModelError
+from jitagent.models.gguf import model_path
+from jitagent.models.openai_http import OpenAICompatibleModel, SchemaIgnored
+
+pytestmark = pytest.mark.slow
+SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}, "required": ["name", "age"]}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def llama_server():
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(model_path("smollm2-135m")),
+                             "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--verbose", "False"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(240):
+        try:
+            urllib.request.urlopen(url + "/v1/models", timeout=1)
+            break
+        except OSError:
+            if proc.poll() is not None:
+                raise RuntimeError(proc.stderr.read().decode()[-2000:])
+            time.sleep(0.5)
+    yield url
+    proc.terminate()
+    proc.wait(10)
+
+
+def complete(model, messages, **kw):
+    return asyncio.run(model.complete(messages, **kw))
+
+
+def test_chat_completion_counts_tokens(llama_server):
+    model = OpenAICompatibleModel(llama_server)
+    g = complete(model, [{"role": "user", "content": "Say hello."}], max_tokens=12)
+    assert g.text.strip() and g.usage.prompt_tokens > 0 and 0 < g.usage.completion_tokens <= 12 and g.wall_s > 0
+
+
+def test_structured_output_probes_the_dialect_this_server_speaks(llama_server):
+    model = OpenAICompatibleModel(llama_server)  # dialect auto
+    g = complete(model, [{"role": "user", "content": "A person as JSON."}], max_tokens=40, json_schema=SCHEMA)
+    value = json.loads(g.text)
+    assert set(value) >= {"name", "age"}
+    assert model.dialect == "json_object"  # llama-cpp-python rejects response_format json_schema
+
+
+def test_forcing_the_other_dialect_fails_loudly(llama_server):
+    model = OpenAICompatibleModel(llama_server, dialect="json_schema")
+    with pytest.raises(ModelError, match="no structured-output dialect accepted"):
+        complete(model, [{"role": "user", "content": "A person as JSON."}], max_tokens=20, json_schema=SCHEMA)
+
+
+def test_prefill_continues_the_assistant_reply(llama_server):
+    model = OpenAICompatibleModel(llama_server)
+    g = complete(model, [{"role": "user", "content": "Print 2+2 in Python."},
+                         {"role": "assistant", "content": "```python\nprint("}], max_tokens=12, stop=["```"])
+    assert not g.text.startswith("```") and g.usage.completion_tokens > 0
+
+
+def test_n_candidates_in_one_call(llama_server):
+    model = OpenAICompatibleModel(llama_server)
+    g = complete(model, [{"role": "user", "content": "Name a color."}], max_tokens=6, temperature=1.0, seed=1, n=3)
+    assert len(g.texts) == 3 and g.usage.completion_tokens > 0
+
+
+class _IgnoringHandler(BaseHTTPRequestHandler):
+    """A server that accepts response_format and ignores it (the failure we must catch)."""
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        body = json.dumps({"choices": [{"message": {"content": "Sure! Here is a person: Bob, 42."}, "finish_reason": "stop"}],
+                           "usage": {"prompt_tokens": 5, "completion_tokens": 9}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_server_that_ignores_the_schema_is_caught():
+    server = HTTPServer(("127.0.0.1", 0), _IgnoringHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        model = OpenAICompatibleModel(f"http://127.0.0.1:{server.server_port}", dialect="json_schema")
+        with pytest.raises(SchemaIgnored, match="ignored the JSON schema"):
+            complete(model, [{"role": "user", "content": "x"}], json_schema=SCHEMA)
+    finally:
+        server.shutdown()
+
+
+def test_missing_usage_is_unknown_not_zero():
+    class NoUsage(_IgnoringHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers["Content-Length"]))
+            body = json.dumps({"choices": [{"message": {"content": "hi"}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+    server = HTTPServer(("127.0.0.1", 0), NoUsage)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        g = complete(OpenAICompatibleModel(f"http://127.0.0.1:{server.server_port}"), [{"role": "user", "content": "x"}])
+        assert g.usage.prompt_tokens is None and g.usage.completion_tokens is None and g.usage.total is None
+    finally:
+        server.shutdown()

@@ -80,6 +80,8 @@ class HarnessBank:
         self.policy = policy or AdmissionPolicy()
         self._embedder = embedder
         self.index = VectorIndex(self.path.with_suffix(self.path.suffix + ".faiss"), index_kind)
+        self._cache_lock = threading.Lock()
+        self._description_cache: tuple[list[str], dict[str, str], np.ndarray] | None = None
         self.repaired_on_open = self._check_index()
 
     @property
@@ -137,6 +139,8 @@ class HarnessBank:
             vid = db.execute("INSERT INTO vectors (kind, ref, vector) VALUES ('harness', ?, ?)",
                              (harness_id, vector.tobytes())).lastrowid
         self.index.add(np.array([vid]), vector[None, :])
+        with self._cache_lock:
+            self._description_cache = None
         return harness_id
 
     def get(self, harness_id: str) -> dict:
@@ -200,7 +204,7 @@ class HarnessBank:
 
     def _experiences(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
         """(outcome id, similarity) of the nearest past tasks."""
-        hits = self.index.search(vector, k + len(self._harness_vids()))
+        hits = self.index.search(vector, k + len(self._descriptions()[0]))
         if not hits:
             return []
         vids = [vid for vid, _ in hits]
@@ -209,21 +213,16 @@ class HarnessBank:
         refs = {r["vid"]: int(r["ref"]) for r in rows}
         return [(refs[vid], sim) for vid, sim in hits if vid in refs][:k]
 
-    def _harness_vids(self) -> dict[int, str]:
-        return {r["vid"]: r["ref"] for r in self.store.query("SELECT vid, ref FROM vectors WHERE kind = 'harness'")}
-
     # --- retrieval -----------------------------------------------------------------------
     def search(self, task_text: str, k: int = 3) -> list[Hit]:
         """Top-k harnesses for a task: similarity of their description to the task, moved up or
         down by the reward they earned on similar past tasks (weighted by similarity and by how
         much evidence there is)."""
         query = self.embedder.embed_one(task_text)
-        rows = self.store.query("SELECT v.ref, v.vector, h.name FROM vectors v JOIN harnesses h ON h.id = v.ref WHERE v.kind = 'harness'")
-        if not rows:
+        ids, names, matrix = self._descriptions()
+        if not ids:
             return []
-        matrix = np.stack([np.frombuffer(r["vector"], dtype=np.float32) for r in rows])
-        description_sim = dict(zip((r["ref"] for r in rows), (matrix @ query).tolist()))
-        names = {r["ref"]: r["name"] for r in rows}
+        description_sim = dict(zip(ids, (matrix @ query).tolist()))
         evidence: dict[str, list[tuple[float, float]]] = defaultdict(list)
         near = [(oid, sim) for oid, sim in self._experiences(query, self.NEIGHBOURS) if sim >= self.EXPERIENCE_MIN_SIM]
         if near:
@@ -243,6 +242,16 @@ class HarnessBank:
                             None if prior is None else round(prior, 4), len(seen)))
         hits.sort(key=lambda h: (-h.score, h.harness_id))
         return hits[:k]
+
+    def _descriptions(self) -> tuple[list[str], dict[str, str], np.ndarray]:
+        """Harness description vectors, cached until a harness is added."""
+        with self._cache_lock:
+            if self._description_cache is None:
+                rows = self.store.query("SELECT v.ref, v.vector, h.name FROM vectors v JOIN harnesses h ON h.id = v.ref "
+                                        "WHERE v.kind = 'harness' ORDER BY v.vid")
+                matrix = np.stack([np.frombuffer(r["vector"], dtype=np.float32) for r in rows]) if rows else np.zeros((0, DIM), np.float32)
+                self._description_cache = ([r["ref"] for r in rows], {r["ref"]: r["name"] for r in rows}, matrix)
+            return self._description_cache
 
     # --- outcomes, admission, incumbents -------------------------------------------------
     def record_outcome(self, outcome: Outcome) -> Decision:

@@ -56,7 +56,9 @@ class Store:
         self.db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=FULL")
+        # WAL + NORMAL: a committed transaction survives a killed process (tested with SIGKILL);
+        # only an OS crash or power loss can drop the last commits. FULL fsyncs every commit.
+        self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA foreign_keys=ON")
         self._migrate()
 

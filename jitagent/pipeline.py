@@ -71,6 +71,7 @@ class JitPipeline:
         self.config = config or PipelineConfig()
         self.runtime = Runtime(solver)
         self.synthesizer = Synthesizer(meta, self.runtime, self.config.synthesis)
+        self._specs: dict[str, HarnessSpec] = {}
 
     async def stream(self, task: Task, *, execute: bool = True, seed: int = 0, cancel: CancelToken | None = None,
                      deadline: float | None = None, n: int | None = None) -> AsyncIterator[PipelineEvent]:
@@ -78,19 +79,17 @@ class JitPipeline:
         cancel = cancel or CancelToken()
         if deadline is not None:
             cancel.deadline = deadline if cancel.deadline is None else min(deadline, cancel.deadline)
-        cluster = await asyncio.to_thread(self.bank.cluster_for, task.prompt, task.type, tuple(task.tags))
-        incumbent = await asyncio.to_thread(self.bank.incumbent, cluster)
+        cluster, incumbent, hits = await asyncio.to_thread(self._route, task)
         synthesis, references, cost = None, [], SynthesisCost()
-        if incumbent and incumbent["runs"] >= self.config.reuse_min_runs and incumbent["mean_reward"] >= self.config.reuse_min_reward:
+        if incumbent is not None:
             route: Route = "reused"
-            spec = parse_spec((await asyncio.to_thread(self.bank.get, incumbent["harness_id"]))["spec"])
+            spec = self._spec(incumbent["harness_id"])
             yield PipelineEvent("route", f"reused incumbent {spec.id} of {cluster} ({incumbent['runs']} runs, "
                                          f"mean reward {incumbent['mean_reward']:.2f})", {"route": route, "cluster": cluster})
         else:
-            hits = await asyncio.to_thread(self.bank.search, task.prompt, self.config.k)
             references = [h.to_dict() for h in hits]
             yield PipelineEvent("retrieved", ", ".join(f"{h.name} ({h.score:.2f})" for h in hits), {"references": references})
-            specs = [parse_spec((await asyncio.to_thread(self.bank.get, h.harness_id))["spec"]) for h in hits]
+            specs = [self._spec(h.harness_id) for h in hits]
             async for item in self.synthesizer.stream(task, specs, {h.harness_id: h.prior_reward for h in hits}, seed, cancel, n):
                 if isinstance(item, SynthesisEvent):
                     yield PipelineEvent(item.kind, item.text, {"candidate": item.candidate, "ok": item.ok})
@@ -126,6 +125,24 @@ class JitPipeline:
             if event.kind == "result":
                 result = event.data["result"]
         return result
+
+    def _route(self, task: Task):
+        """Routing first: a confident incumbent of the task's cluster is reused without synthesis;
+        otherwise the top-k references are retrieved. One thread hop for all the bank reads."""
+        cluster = self.bank.cluster_for(task.prompt, task.type, tuple(task.tags))
+        incumbent = self.bank.incumbent(cluster)
+        if incumbent and incumbent["runs"] >= self.config.reuse_min_runs and incumbent["mean_reward"] >= self.config.reuse_min_reward:
+            return cluster, incumbent, []
+        return cluster, None, self.bank.search(task.prompt, self.config.k)
+
+    def _spec(self, harness_id: str) -> HarnessSpec:
+        """Specs are immutable by id (content digest), so parsed ones are cached."""
+        spec = self._specs.get(harness_id)
+        if spec is None:
+            if len(self._specs) >= 4096:
+                self._specs.clear()
+            spec = self._specs[harness_id] = parse_spec(self.bank.get(harness_id)["spec"])
+        return spec
 
     def _keep_candidates(self, task: Task, synthesis: Synthesis) -> None:
         for c in synthesis.candidates:

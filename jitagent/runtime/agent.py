@@ -89,7 +89,11 @@ class Runtime:
                 run.trajectory.events.append(event)
                 yield event
         except (Cancelled, TimeoutError) as exc:
-            error = f"stopped: {exc or 'deadline exceeded'}"
+            if cancel.deadline == own_deadline and time.monotonic() >= own_deadline:
+                # the harness's own timeout_s: a genuine outcome of the harness, not an infrastructure failure
+                stopped = AgentEvent("verify", text=f"harness timeout: limits.timeout_s = {spec.limits.timeout_s}", ok=False)
+            else:
+                error = f"stopped: {exc or 'deadline exceeded'}"
         except (BudgetExceeded, StageFailure) as exc:  # the harness's own doing: a genuine outcome, not infra
             stopped = AgentEvent("verify", text=f"{type(exc).__name__}: {exc}", ok=False)
         except ModelError as exc:

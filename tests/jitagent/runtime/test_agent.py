@@ -164,3 +164,15 @@ def test_crashing_verifier_scores_zero_and_says_why():
     task = Task(id="r", prompt="x", verifier={"kind": "regex", "pattern": "("})
     result, _, _ = run(load_seeds()["direct"], task, ["Final answer: x"])
     assert result.reward == 0.0 and "verifier crashed" in result.verdict
+
+
+def test_harness_timeout_is_a_genuine_outcome_but_an_outside_deadline_is_not():
+    import time
+
+    spec = variant("codeact", limits={"max_steps": 4, "max_tool_calls": 4, "max_tokens": 900, "timeout_s": 1})
+    result, events, _ = run(spec, ADD, ["```python\nimport time\ntime.sleep(30)\n```"])
+    assert result.error is None and any("harness timeout" in e.text for e in events if e.kind == "verify")
+    assert result.cost.wall_s < 10
+    model = ScriptedModel(["```python\nimport time\ntime.sleep(30)\n```"])
+    outside = asyncio.run(Runtime(model).run(load_seeds()["codeact"], ADD, deadline=time.monotonic() + 1))
+    assert outside.error is not None and outside.error.startswith("stopped")

@@ -107,7 +107,7 @@ class JitPipeline:
         if execute:
             async for event in self.runtime.stream(spec, task, seed=seed, cancel=cancel, deadline=deadline):
                 if event.kind == "result":
-                    run = event.result  # type: ignore[attr-defined]
+                    run = event.result
                 elif event.kind == "verdict":
                     yield PipelineEvent("verdict", event.text, {"passed": event.ok})
                 else:

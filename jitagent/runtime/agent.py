@@ -20,7 +20,7 @@ from jitagent.runtime.stage_code import StageCodeError, call_stage
 from jitagent.sandbox import SandboxLimits, Workspace, sandbox_python
 from jitagent.spec import HarnessSpec
 from jitagent.tasks import Task
-from jitagent.tools import ToolBox, describe_tools
+from jitagent.tools import ToolBox, ToolResult, describe_tools
 from jitagent.verifiers import Verdict, code_of, verify
 
 PER_CALL_TOKENS = 384
@@ -64,7 +64,7 @@ class Runtime:
         result = None
         async for event in self.stream(spec, task, **kw):
             if event.kind == "result":
-                result = event.result  # type: ignore[attr-defined]
+                result = event.result
         return result
 
     async def stream(self, spec: HarnessSpec, task: Task, *, seed: int = 0, cancel: CancelToken | None = None,
@@ -80,6 +80,13 @@ class Runtime:
             spec = spec.model_copy(update={"limits": spec.limits.model_copy(update={"max_steps": min(max_steps, spec.limits.max_steps)})})
         allowed = [t for t in spec.tools.tools if task.allows(t)]
         workspace = Workspace(task.files)
+        try:
+            async for event in self._execute(spec, task, workspace, allowed, cancel, seed, start, own_deadline, verify_answer):
+                yield event
+        finally:  # also when the caller is cancelled mid-run
+            workspace.close()
+
+    async def _execute(self, spec, task, workspace, allowed, cancel, seed, start, own_deadline, verify_answer):
         run = _Run(spec, task, ToolBox(workspace, allowed, self.sandbox), cancel, seed)
         answer, error, stopped = None, None, None
         try:
@@ -105,17 +112,13 @@ class Runtime:
             verdict = await verify(task, answer, workspace) if verify_answer else Verdict(False, 0.0, "not verified (dry run)")
         except Exception as exc:  # a verifier that crashes scores 0 and says why; it never stops a run
             verdict = Verdict(False, 0.0, f"verifier crashed: {type(exc).__name__}: {exc}")
-        finally:
-            workspace.close()
         run.cost.wall_s = time.monotonic() - start
         verdict_event = AgentEvent("verdict", text=verdict.detail, ok=verdict.passed)
         run.trajectory.events.append(verdict_event)
         yield verdict_event
         result = RunResult(task.id, spec.id, answer, verdict.passed, verdict.reward, verdict.detail,
                            run.cost, run.trajectory, error)
-        final = AgentEvent("result", text=answer or "", ok=verdict.passed, wall_s=run.cost.wall_s)
-        final.result = result  # type: ignore[attr-defined]
-        yield final
+        yield AgentEvent("result", text=answer or "", ok=verdict.passed, wall_s=run.cost.wall_s, result=result)
 
     # --- A: samples and vote -------------------------------------------------------------
     async def _samples(self, run: _Run) -> AsyncIterator[AgentEvent]:
@@ -322,9 +325,7 @@ class Runtime:
             return parsing.parse_react(text)
         return parsing.parse_json_tool(text)
 
-    async def _tool(self, run: _Run, call: parsing.ToolCall):
-        from jitagent.tools import ToolResult
-
+    async def _tool(self, run: _Run, call: parsing.ToolCall) -> ToolResult:
         if run.tool_calls >= run.spec.limits.max_tool_calls:
             return ToolResult(f"error: tool-call limit ({run.spec.limits.max_tool_calls}) reached; give the final answer",
                               ok=False)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Literal
 
 from jitagent.models.base import Usage
@@ -21,9 +21,7 @@ class AgentEvent:
     ok: bool = True
     usage: Usage = field(default_factory=Usage)
     wall_s: float = 0.0
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+    result: RunResult | None = field(default=None, repr=False)  # set on the final `result` event
 
 
 @dataclass

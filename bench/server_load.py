@@ -34,7 +34,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-async def unary(address: str, concurrency: int, seconds: float, n: int) -> dict:
+async def unary(address: str, concurrency: int, seconds: float, n: int, typed: bool = False) -> dict:
     latencies: list[float] = []
     errors = 0
     stop = time.monotonic() + seconds
@@ -45,7 +45,8 @@ async def unary(address: str, concurrency: int, seconds: float, n: int) -> dict:
             while time.monotonic() < stop:
                 t = time.perf_counter()
                 try:
-                    await client.synthesize([TEXTS[i % len(TEXTS)]], n=n, timeout=30)
+                    text = TEXTS[i % len(TEXTS)]
+                    await client.synthesize([Task(id=f"r{i}", prompt=text, type="bench") if typed else text], n=n, timeout=30)
                     latencies.append((time.perf_counter() - t) * 1000)
                 except Exception:
                     errors += 1
@@ -92,14 +93,19 @@ def main() -> None:
                 await client.wait_ready(180)
                 for text in TEXTS:  # warm the embedding cache: the steady state repeats task texts
                     await client.synthesize([text], n=args.n)
+                harness = (await client.list_harnesses(origin="seed")).harnesses[0].id
+                for text in TEXTS[:6]:  # a confident incumbent for the `bench` task type
+                    await client.report_outcome(harness, text, 1.0, task_type="bench", prompt_tokens=10, completion_tokens=10)
         asyncio.run(ready())
         print(f"{date.today()} on {platform.node()} ({os.cpu_count()} cores), server and client in separate processes, "
               f"scripted instant model, n={args.n}, {args.seconds:.0f}s per row\n")
         print("| load | requests/s | p50 ms | p99 ms | requests | errors |")
         print("|---|---|---|---|---|---|")
-        for c in (1, 8, 32):
-            r = asyncio.run(unary(address, c, args.seconds, args.n))
-            print(f"| Synthesize, concurrency {c} | {r['rps']:.0f} | {r['p50']:.1f} | {r['p99']:.1f} | {r['n']} | {r['errors']} |", flush=True)
+        for typed, label in ((False, "synthesized"), (True, "reused incumbent")):
+            for c in (1, 8, 32):
+                r = asyncio.run(unary(address, c, args.seconds, args.n, typed))
+                print(f"| Synthesize ({label}), concurrency {c} | {r['rps']:.0f} | {r['p50']:.1f} | {r['p99']:.1f} | "
+                      f"{r['n']} | {r['errors']} |", flush=True)
         r = asyncio.run(streams(address, 32, 10))
         print(f"| StreamTasks, 32 streams x 10 tasks (execute + admit) | {r['tasks_per_s']:.0f} tasks/s | {r['p50']:.1f} | "
               f"{r['p99']:.1f} | {r['n']} | 0 |")

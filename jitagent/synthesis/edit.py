@@ -56,11 +56,11 @@ def full_spec_schema() -> dict:
     return {"type": "object", "properties": {"spec": HarnessSpec.model_json_schema()}, "required": ["spec"]}
 
 
-def build_spec(edit: HarnessEdit, parent: HarnessSpec, name: str) -> HarnessSpec:
-    """Apply an edit to its parent; raises SpecError naming the field if the result is invalid."""
+def build_spec(edit: HarnessEdit, parent: HarnessSpec) -> HarnessSpec:
+    """Apply an edit to its parent; raises SpecError naming the field if the result is invalid.
+    Name and description derive from the content, not from the task, so the same edit made for
+    two tasks is one harness (same content digest) and its description says what it does."""
     data = parent.model_dump(mode="json")
-    data["name"] = name
-    data["description"] = f"{parent.name} edited for: {name}"
     if edit.action:
         data["action"]["kind"] = edit.action
     if edit.answer_from:
@@ -82,6 +82,12 @@ def build_spec(edit: HarnessEdit, parent: HarnessSpec, name: str) -> HarnessSpec
     if edit.instruction.strip():
         data["prompts"]["instructions"] = [*data["prompts"]["instructions"], edit.instruction.strip()]
     data["envelope"] = {}
+    a, p, t = data["action"], data["planning"], data["tools"]["tools"]
+    data["name"] = f"{parent.name}/{a['kind']}-{p['kind']}-{a['answer_from']}"[:80]
+    data["description"] = (f"{parent.description} Variant: action {a['kind']} (answer from {a['answer_from']}), "
+                           f"planning {p['kind']}, memory {data['memory']['kind']}, tools {t or 'none'}, "
+                           f"max_steps {data['limits']['max_steps']}."
+                           + (f" Instruction: {edit.instruction.strip()}" if edit.instruction.strip() else ""))
     return parse_spec(data)
 
 

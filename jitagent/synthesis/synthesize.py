@@ -128,7 +128,7 @@ class Synthesizer:
         candidates = []
         for index, text in enumerate(generation.texts):
             candidate = Candidate(index)
-            checked = await self._check(text, parents, task, index)
+            checked = await self._check(text, parents, task)
             candidate.rounds.append(Round(0, text, checked.error))
             yield SynthesisEvent("candidate", checked.error or "valid", index, checked.ok)
             for number in range(1, cfg.repair_rounds + 1):
@@ -140,7 +140,7 @@ class Synthesizer:
                                                json_schema=schema, cancel=cancel)
                 cost.repair.add(fix.usage)
                 cost.repair.wall_s += time.monotonic() - start
-                checked = await self._check(fix.text, parents, task, index)
+                checked = await self._check(fix.text, parents, task)
                 candidate.rounds.append(Round(number, fix.text, checked.error))
                 yield SynthesisEvent("repaired", checked.error or "valid", index, checked.ok)
             candidate.checks, candidate.notes = checked.checks, checked.notes
@@ -160,8 +160,8 @@ class Synthesizer:
             synthesis = Synthesis(chosen.spec, False, candidates, cost, reason)
         yield synthesis
 
-    async def _check(self, text: str, parents, task: Task, index: int) -> Validated:
-        return await validate_static(text, parents, f"jit-{task.id}-{index}", task, self.config.ceilings)
+    async def _check(self, text: str, parents, task: Task) -> Validated:
+        return await validate_static(text, parents, task, self.config.ceilings)
 
     async def _dry_run(self, candidate: Candidate, task: Task, cost: SynthesisCost, seed: int,
                        cancel: CancelToken | None) -> None:

@@ -64,7 +64,7 @@ class Validated:
         return f"[{failed[0].rung}] {failed[0].error}" if failed else ""
 
 
-def parse_output(text: str, parents: dict[str, HarnessSpec], name: str, ceilings: Ceilings) -> Validated:
+def parse_output(text: str, parents: dict[str, HarnessSpec], ceilings: Ceilings) -> Validated:
     """Rungs 1-2. `parents` maps reference names to specs."""
     try:
         value = json.loads(text)
@@ -95,7 +95,7 @@ def parse_output(text: str, parents: dict[str, HarnessSpec], name: str, ceilings
     if edit.parent not in parents:
         return Validated(None, [Check("json", False, f"parent: {edit.parent!r} is not one of the references {sorted(parents)}")], notes)
     try:
-        spec = build_spec(edit, parents[edit.parent], name)
+        spec = build_spec(edit, parents[edit.parent])
     except SpecError as exc:
         return Validated(None, [Check("json", True), Check("spec", False, str(exc))], notes)
     return Validated(spec.derive(parent_id=parents[edit.parent].id), [Check("json", True), Check("spec", True)], notes)
@@ -156,10 +156,9 @@ async def check_code(spec: HarnessSpec) -> str | None:
     return None
 
 
-async def validate_static(text: str, parents: dict[str, HarnessSpec], name: str, task: Task,
-                          ceilings: Ceilings) -> Validated:
+async def validate_static(text: str, parents: dict[str, HarnessSpec], task: Task, ceilings: Ceilings) -> Validated:
     """Rungs 1-4 (the dry run needs a solver and is run by the synthesizer)."""
-    result = parse_output(text, parents, name, ceilings)
+    result = parse_output(text, parents, ceilings)
     if result.spec is None:
         return result
     result.spec = drop_copied_instructions(clamp(result.spec, ceilings, result.notes), task, result.notes)

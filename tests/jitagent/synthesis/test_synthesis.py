@@ -22,7 +22,7 @@ GOOD = json.dumps({"parent": "program_of_thought", "action": "codeact", "answer_
 
 
 def check(text):
-    return asyncio.run(validate_static(text, PARENTS, "cand", TASK, Ceilings()))
+    return asyncio.run(validate_static(text, PARENTS, TASK, Ceilings()))
 
 
 def full(code_source=None, **changes):
@@ -33,9 +33,11 @@ def full(code_source=None, **changes):
     return json.dumps({"spec": data})
 
 
-def test_valid_edit_builds_a_child_of_its_parent():
+def test_valid_edit_builds_a_child_of_its_parent_named_by_its_content():
     result = check(GOOD)
     assert result.ok and result.spec.envelope.parent_id == SEEDS["program_of_thought"].id
+    assert result.spec.name == "program_of_thought/codeact-none-stdout" and "Variant: action codeact" in result.spec.description
+    assert check(GOOD).spec.id == result.spec.id  # the same edit for another task is the same harness
 
 
 @pytest.mark.parametrize("text, rung, fragment", [

@@ -1,0 +1,36 @@
+"""`jitagent bank ...` end to end on a real SQLite file and faiss index."""
+
+import json
+import subprocess
+import sys
+
+
+def bank(tmp_path, *args):
+    proc = subprocess.run([sys.executable, "-m", "jitagent", "bank", "--path", str(tmp_path / "bank.db"), *args, "--json"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_init_search_ls_show_lineage_stats_reindex(tmp_path):
+    assert bank(tmp_path, "init")["seeds"] == 13
+    hits = bank(tmp_path, "search", "write a python function that reverses a string", "-k", "3")
+    names = [h["name"] for h in hits]
+    assert len(hits) == 3 and "direct" not in names and all(isinstance(h["score"], float) for h in hits)
+    listed = bank(tmp_path, "ls")
+    assert len(listed) == 13 and {r["origin"] for r in listed} == {"seed"}
+    shown = bank(tmp_path, "show", listed[0]["id"])
+    assert shown["spec"]["name"] == listed[0]["name"]
+    assert [h["id"] for h in bank(tmp_path, "lineage", listed[0]["id"])] == [listed[0]["id"]]
+    stats = bank(tmp_path, "stats")
+    assert stats["harnesses"] == 13 and stats["index_size"] == 13 and stats["db_bytes"] > 0
+    assert bank(tmp_path, "reindex")["vectors"] == 13
+    assert bank(tmp_path, "incumbents") == []
+
+
+def test_unknown_id_and_rollback_without_history_are_clear_errors(tmp_path):
+    bank(tmp_path, "init")
+    for args, fragment in ((["show", "nope"], "unknown harness id"), (["rollback", "type:x"], "no incumbent")):
+        proc = subprocess.run([sys.executable, "-m", "jitagent", "bank", "--path", str(tmp_path / "bank.db"), *args],
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 2 and fragment in proc.stderr

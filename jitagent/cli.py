@@ -52,10 +52,10 @@ def cmd_validate(args) -> int:
 
 
 def cmd_suites(args) -> int:
-    from jitagent.tasks import SPLITS, builtin_suites, load_suite
+    from jitagent.tasks import SPLITS, load_suite, suite_names
 
     rows = []
-    for name in sorted(builtin_suites()):
+    for name in suite_names():
         tasks = load_suite(name)
         rows.append({"name": name, "tasks": len(tasks), **{s: sum(t.split == s for t in tasks) for s in SPLITS},
                      "types": sorted({t.type or "-" for t in tasks})})

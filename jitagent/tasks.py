@@ -17,11 +17,16 @@ SPLITS = ("learn", "score", "final")
 class VerifierSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["none", "exact", "numeric", "regex", "python_tests", "shell_check"]
+    kind: Literal["none", "exact", "numeric", "regex", "python_tests", "shell_check", "reasoning_gym"]
     expected: str | float | int | None = None
     tolerance: float = 1e-6
     pattern: str | None = None
     tests: str | None = None       # python_tests: code run after the answer's code
+    prelude: str | None = None     # python_tests: code run before the answer's code (e.g. imports)
+    dataset: str | None = None     # reasoning_gym: generator name, seed, size and index of the entry
+    seed: int | None = None
+    size: int | None = None
+    index: int | None = None
     command: str | None = None     # shell_check: run in the workspace after the agent finishes
     case_sensitive: bool = False
 
@@ -78,12 +83,23 @@ def builtin_suites() -> dict[str, Path]:
     return {p.name.removesuffix(".jsonl"): Path(str(p)) for p in root.iterdir() if p.name.endswith(".jsonl")}
 
 
+def suite_names() -> list[str]:
+    from jitagent.suites.external import GENERATED
+
+    return sorted([*builtin_suites(), *GENERATED])
+
+
 def load_suite(name_or_path: str, split: str | None = None) -> list[Task]:
+    from jitagent.suites.external import GENERATED
+
     suites = builtin_suites()
-    path = suites.get(name_or_path) or Path(name_or_path)
-    if not path.exists():
-        raise TaskFileError(f"no suite {name_or_path!r}: not a built-in ({sorted(suites)}) nor a file")
-    tasks = parse_tasks(path.read_text().splitlines(), str(path))
+    if name_or_path in GENERATED:
+        tasks = GENERATED[name_or_path]()
+    else:
+        path = suites.get(name_or_path) or Path(name_or_path)
+        if not path.exists():
+            raise TaskFileError(f"no suite {name_or_path!r}: not one of {suite_names()} nor a file")
+        tasks = parse_tasks(path.read_text().splitlines(), str(path))
     if split is not None:
         if split not in SPLITS:
             raise TaskFileError(f"unknown split {split!r}; splits: {list(SPLITS)}")

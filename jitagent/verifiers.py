@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import dataclass
 
@@ -58,8 +59,13 @@ async def verify(task: Task, answer: str | None, workspace: Workspace, limits: S
     if v.kind == "regex":
         ok = re.search(v.pattern, answer, 0 if v.case_sensitive else re.I) is not None
         return Verdict(ok, float(ok), f"pattern {v.pattern!r} {'matched' if ok else 'not found'}")
+    if v.kind == "reasoning_gym":
+        from jitagent.suites.external import score_reasoning_gym
+
+        reward = await asyncio.to_thread(score_reasoning_gym, answer, v.dataset, v.seed, v.size, v.index)
+        return Verdict(reward >= 1.0, reward, f"reasoning-gym {v.dataset} score {reward:.2f}")
     if v.kind == "python_tests":
-        program = code_of(answer) + "\n\n" + (v.tests or "") + "\nprint('ALL TESTS PASSED')\n"
+        program = (v.prelude or "") + "\n" + code_of(answer) + "\n\n" + (v.tests or "") + "\nprint('ALL TESTS PASSED')\n"
         result = await workspace.run([sandbox_python(), "-c", program], limits)
         ok = result.ok and "ALL TESTS PASSED" in result.stdout
         return Verdict(ok, float(ok), result.describe()[-600:])

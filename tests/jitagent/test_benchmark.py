@@ -1,0 +1,104 @@
+"""`jitagent bench` mechanics with scripted models (unit tests: no real model runs here)."""
+
+import asyncio
+import json
+
+import jitagent.runtime.agent as agent_module
+from jitagent.benchmark import Bench, BenchConfig, Ledger, bootstrap_ci, markdown, report, summarize
+from jitagent.models.scripted import ScriptedModel, instant_model
+
+
+def suite(tmp_path):
+    lines = []
+    for split in ("learn", "score", "final"):
+        for kind in ("add", "echo"):
+            for i in range(2):
+                expected = i + 2 if kind == "add" else 7
+                lines.append(json.dumps({"id": f"{split}-{kind}-{i}", "prompt": f"{kind} task {i} of {split}", "type": kind,
+                                         "split": split, "verifier": {"kind": "numeric", "expected": expected}}))
+    path = tmp_path / "tiny.jsonl"
+    path.write_text("\n".join(lines))
+    return str(path)
+
+
+def make_bench(tmp_path, arms=("fixed", "oracle", "jit_static", "jit_stream")):
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    solver = ScriptedModel(lambda m: "print(7)" if "```python" in m[-1]["content"] else "Final answer: 7")
+    config = BenchConfig(suite=suite(tmp_path), out=tmp_path / "out", repeats=2, n=1, arms=arms)
+    return Bench(config, solver, instant_model())
+
+
+def test_all_arms_run_report_and_resume_without_rerunning_genuine_results(tmp_path):
+    bench = make_bench(tmp_path)
+    asyncio.run(bench.run(progress=False))
+    arms = {arm for arm, _, _ in bench.ledger.units}
+    assert {"oracle", "jit_static", "jit_stream", "fixed:direct", "score:direct"} <= arms
+    assert len([u for u in bench.ledger.units if u[0] == "fixed:direct"]) == 4  # temperature 0: one run per task
+    assert len([u for u in bench.ledger.units if u[0] == "fixed:self_consistency"]) == 8  # sampled: repeats
+    lines = (tmp_path / "out" / "results.jsonl").read_text().count("\n")
+    again = make_bench(tmp_path)
+    asyncio.run(again.run(progress=False))
+    assert (tmp_path / "out" / "results.jsonl").read_text().count("\n") == lines  # nothing rerun
+    text = report(again, "jitagent bench --suite tiny")
+    assert "| oracle |" in text and "| jit_stream |" in text
+    assert (tmp_path / "out" / "pareto.png").stat().st_size > 0 and (tmp_path / "out" / "stream.png").stat().st_size > 0
+
+
+def test_infrastructure_failures_are_rerun_and_genuine_zeros_are_not(tmp_path):
+    bench = make_bench(tmp_path, arms=("fixed",))
+    asyncio.run(bench.run(progress=False))
+    rows = bench.ledger.units
+    infra = next(k for k in rows if k[0] == "fixed:direct")
+    zero = next(k for k in rows if k[0] == "fixed:react")
+    rows[infra]["error"] = "model failed: connection reset"
+    rows[zero].update(reward=0.0, passed=False)
+    path = tmp_path / "out" / "results.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows.values()))
+    again = make_bench(tmp_path, arms=("fixed",))
+    before = len(path.read_text().splitlines())
+    asyncio.run(again.run(progress=False))
+    added = [json.loads(x) for x in path.read_text().splitlines()[before:]]
+    assert [(r["arm"], r["task_id"]) for r in added] == [infra[:2]] and added[0]["error"] is None
+
+
+def test_final_split_is_never_read_before_its_harness_is_chosen_and_oracle_uses_score_only(tmp_path, monkeypatch):
+    events = []
+    real_verify = agent_module.verify
+
+    async def spy_verify(task, answer, workspace, limits=None):
+        events.append(("verify", task.id))
+        return await real_verify(task, answer, workspace, limits)
+    from jitagent.pipeline import JitPipeline
+    real_route = JitPipeline._route
+
+    def spy_route(self, task):
+        events.append(("route", task.id))
+        return real_route(self, task)
+    monkeypatch.setattr(agent_module, "verify", spy_verify)
+    monkeypatch.setattr(JitPipeline, "_route", spy_route)
+    for arm in ("jit_static", "jit_stream"):
+        events.clear()
+        bench = make_bench(tmp_path / arm, arms=(arm,))
+        asyncio.run(bench.run(progress=False))
+        # strictly: choose a harness for a task, then (and only then) its verifier; never a look-ahead
+        assert len(events) == 2 * 4 * 2
+        for i in range(0, len(events), 2):
+            assert events[i][0] == "route" and events[i + 1] == ("verify", events[i][1])
+    bench = make_bench(tmp_path / "oracle", arms=("oracle",))
+    asyncio.run(bench.run(progress=False))
+    final_ids = {t.id for t in bench.tasks("final")}
+    assert all(not arm.startswith("score:") or tid not in final_ids for arm, tid, _ in bench.ledger.units)
+    choice = bench.oracle_choice()
+    for key, row in bench.ledger.units.items():  # poison every final-split result: the oracle must not move
+        if row["task_id"] in final_ids:
+            row["reward"] = 1.0 if key[0].endswith(":react") else 0.0
+    assert bench.oracle_choice() == choice
+
+
+def test_bootstrap_ci_brackets_the_mean():
+    low, high = bootstrap_ci([0, 1, 1, 0, 1, 1, 1, 0, 1, 1])
+    assert low < 0.7 < high and 0 <= low and high <= 1
+    ledger = Ledger.__new__(Ledger)
+    ledger.units = {("a", "t1", 0): {"arm": "a", "task_id": "t1", "repeat": 0, "reward": 1.0, "error": None, "route": "fixed",
+                                     "synthesis_tokens": 0, "repair_tokens": 0, "execution_tokens": None, "wall_s": 1.0}}
+    assert "unknown" in markdown(summarize(ledger, ["a"]))

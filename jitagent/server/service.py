@@ -12,7 +12,7 @@ import grpc
 
 from harness_bank import Outcome
 from harness_bank.bank import BankError
-from jitagent.models.base import CancelToken
+from jitagent.models.base import CancelToken, Cancelled, ModelError
 from jitagent.pipeline import JitPipeline
 from jitagent.server.convert import (RequestError, check_n, harness_to_proto, solve_result_to_proto,
                                      synthesis_to_proto, task_from_proto)
@@ -23,8 +23,12 @@ from jitagent.v1 import jitagent_pb2_grpc as pb_grpc
 log = logging.getLogger("jitagent.server")
 
 
-class QueueFull(Exception):
-    pass
+class TaskFailed(Exception):
+    """A task that could not finish, with the status code that says why."""
+
+    def __init__(self, code: grpc.StatusCode, message: str):
+        super().__init__(message)
+        self.code = code
 
 
 class JitAgentService(pb_grpc.JitAgentServicer):
@@ -79,11 +83,15 @@ class JitAgentService(pb_grpc.JitAgentServicer):
                         self.metrics.record_result(result)
                         _log_task(result)
                         if result.run is not None and result.run.error and cancel.is_cancelled():
-                            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, f"task {task.id}: {result.run.error}")
+                            raise Cancelled(f"task {task.id}: {result.run.error}")
                     yield event
         except asyncio.CancelledError:
             cancel.cancel()
             raise
+        except Cancelled as exc:
+            raise TaskFailed(grpc.StatusCode.DEADLINE_EXCEEDED, str(exc)) from None
+        except ModelError as exc:
+            raise TaskFailed(grpc.StatusCode.UNAVAILABLE, f"model back-end failed: {exc}") from None
 
     async def _bad_request(self, context, exc: Exception):
         await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
@@ -99,10 +107,13 @@ class JitAgentService(pb_grpc.JitAgentServicer):
             except RequestError as exc:
                 await self._bad_request(context, exc)
             response = pb.SynthesizeResponse()
-            for task in tasks:
-                async for event in self._events(context, task, execute=False, n=n):
-                    if event.kind == "result":
-                        response.results.append(synthesis_to_proto(event.data["result"]))
+            try:
+                for task in tasks:
+                    async for event in self._events(context, task, execute=False, n=n):
+                        if event.kind == "result":
+                            response.results.append(synthesis_to_proto(event.data["result"]))
+            except TaskFailed as exc:
+                await context.abort(exc.code, str(exc))
             return response
 
     async def Solve(self, request, context):
@@ -112,8 +123,11 @@ class JitAgentService(pb_grpc.JitAgentServicer):
                 task = task_from_proto(request.task)
             except RequestError as exc:
                 await self._bad_request(context, exc)
-            async for event in self._events(context, task, execute=True, n=n):
-                yield _event_to_proto(event)
+            try:
+                async for event in self._events(context, task, execute=True, n=n):
+                    yield _event_to_proto(event)
+            except TaskFailed as exc:
+                await context.abort(exc.code, str(exc))
 
     async def StreamTasks(self, request_iterator, context):
         """Tasks are taken one at a time: the next request is read only when the previous task is
@@ -129,11 +143,15 @@ class JitAgentService(pb_grpc.JitAgentServicer):
                     sequence += 1
                     continue
                 result = None
-                async for event in self._events(context, task, execute=True, n=n):
-                    if event.kind == "result":
-                        result = event.data["result"]
-                yield pb.StreamTasksResponse(sequence=sequence, task_id=task.id, result=solve_result_to_proto(result),
-                                             error=(result.run.error or "") if result.run else "")
+                try:
+                    async for event in self._events(context, task, execute=True, n=n):
+                        if event.kind == "result":
+                            result = event.data["result"]
+                except TaskFailed as exc:  # one failed task does not end the stream
+                    yield pb.StreamTasksResponse(sequence=sequence, task_id=task.id, error=f"{exc.code.name}: {exc}")
+                else:
+                    yield pb.StreamTasksResponse(sequence=sequence, task_id=task.id, result=solve_result_to_proto(result),
+                                                 error=(result.run.error or "") if result.run else "")
                 sequence += 1
 
     async def ReportOutcome(self, request, context):

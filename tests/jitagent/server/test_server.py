@@ -215,3 +215,15 @@ def test_sigterm_shuts_down_gracefully_and_flushes_the_bank(tmp_path):
     from harness_bank import HarnessBank
     bank = HarnessBank(data / "bank.db")
     assert not bank.repaired_on_open and bank.stats()["candidates"] == 3  # the default n=3, all kept
+
+
+def test_a_dead_model_back_end_is_unavailable_not_a_crash(make_config):
+    async def main():
+        async with running(make_config(meta=f"http://127.0.0.1:{free_port()}")) as (server, client):
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await client.synthesize(["What is 2 + 2?"])
+            assert err.value.code() == grpc.StatusCode.UNAVAILABLE and "model back-end failed" in err.value.details()
+            responses = [r async for r in client.stream([Task(id="a", prompt="x"), Task(id="b", prompt="y")])]
+            assert [r.sequence for r in responses] == [0, 1] and all("UNAVAILABLE" in r.error for r in responses)
+            assert await client.health() == "SERVING"
+    asyncio.run(main())

@@ -240,14 +240,8 @@ def plots(ledger: Ledger, rows: list[dict], out: Path, command: str) -> list[Pat
             best = y
     if front:
         ax.plot(*zip(*front), "k--", linewidth=1, label="Pareto front")
-    ax.set_xlabel("tokens per task (synthesis + repair + execution)")
-    ax.set_ylabel("success on final (%)")
-    ax.legend()
-    fig.text(0.01, 0.01, command, fontsize=6)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
-    pareto = out / "pareto.png"
-    fig.savefig(pareto, dpi=110)
-    plt.close(fig)
+    pareto = _finish(fig, ax, "tokens per task (synthesis + repair + execution)", "success on final (%)",
+                     command, out / "pareto.png")
 
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for arm, color in (("jit_stream", "tab:red"), ("jit_static", "tab:gray")):
@@ -266,15 +260,22 @@ def plots(ledger: Ledger, rows: list[dict], out: Path, command: str) -> list[Pat
             curves.append(curve)
         length = min(len(c) for c in curves)
         ax.plot(range(1, length + 1), [statistics.fmean(c[i] for c in curves) for i in range(length)], color=color, label=arm)
-    ax.set_xlabel("position in the task stream")
-    ax.set_ylabel("cumulative success (%)")
+    stream = _finish(fig, ax, "position in the task stream", "cumulative success (%)", command, out / "stream.png")
+    return [pareto, stream]
+
+
+def _finish(fig, ax, xlabel: str, ylabel: str, command: str, path: Path) -> Path:
+    """Label, print the command that made the figure under it, save."""
+    import matplotlib.pyplot as plt
+
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
     ax.legend()
     fig.text(0.01, 0.01, command, fontsize=6)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
-    stream = out / "stream.png"
-    fig.savefig(stream, dpi=110)
+    fig.savefig(path, dpi=110)
     plt.close(fig)
-    return [pareto, stream]
+    return path
 
 
 def report(bench: Bench, command: str) -> str:

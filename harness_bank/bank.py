@@ -184,9 +184,6 @@ class HarnessBank:
         rows = self.store.query(sql, (digest(task_text),) if task_text else ())
         return [dict(r) | {"history": json.loads(r["history"])} for r in rows]
 
-    def children(self, harness_id: str) -> list[str]:
-        return [r[0] for r in self.store.query("SELECT id FROM harnesses WHERE parent_id = ?", (harness_id,))]
-
     # --- clusters ------------------------------------------------------------------------
     def cluster_for(self, task_text: str, task_type: str | None = None, tags: tuple[str, ...] = ()) -> str:
         """Rule: `type:T` when the task has a type; else `tags:a+b` from its tags; else the majority
@@ -280,9 +277,9 @@ class HarnessBank:
         return decision
 
     def cluster_stats(self, cluster: str, harness_id: str, db=None) -> Stats | None:
-        rows = (db or self.store.db).execute(
-            "SELECT reward, prompt_tokens, completion_tokens, wall_s FROM outcomes WHERE cluster = ? AND harness_id = ?",
-            (cluster, harness_id)).fetchall()
+        """`db`: the connection inside a running transaction; otherwise a locked read."""
+        sql = "SELECT reward, prompt_tokens, completion_tokens, wall_s FROM outcomes WHERE cluster = ? AND harness_id = ?"
+        rows = db.execute(sql, (cluster, harness_id)).fetchall() if db is not None else self.store.query(sql, (cluster, harness_id))
         if not rows:
             return None
         tokens = [None if r[1] is None or r[2] is None else r[1] + r[2] for r in rows]

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from harness_bank import HarnessBank, Outcome
 from jitagent.models.base import CancelToken, ModelClient
 from jitagent.runtime.agent import Runtime
-from jitagent.runtime.events import AgentEvent, Cost, RunResult
+from jitagent.runtime.events import AgentEvent, RunResult
 from jitagent.spec import HarnessSpec, parse_spec
 from jitagent.synthesis.synthesize import Synthesis, SynthesisConfig, SynthesisCost, SynthesisEvent, Synthesizer
 from jitagent.tasks import Task
@@ -159,8 +159,3 @@ class JitPipeline:
             prompt_tokens=run.cost.prompt_tokens, completion_tokens=run.cost.completion_tokens, wall_s=run.cost.wall_s,
             verdict=run.verdict[:500], cluster=cluster, source="run"))
         return ("promoted: " if decision.promote else "kept incumbent: ") + decision.reason
-
-
-def total_tokens(*costs: Cost) -> int | None:
-    known = [c.tokens for c in costs]
-    return None if any(t is None for t in known) else sum(known)

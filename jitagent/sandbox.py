@@ -194,11 +194,3 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
-
-
-def confinement_available() -> list[str]:
-    """What the sandbox can apply on this machine (reported by `jitagent doctor`-style checks)."""
-    async def probe() -> list[str]:
-        with Workspace() as ws:
-            return (await ws.run(["/bin/true"])).confinement
-    return asyncio.run(probe())

@@ -11,12 +11,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from jitagent.spec import TOOL_NAMES, HarnessSpec, parse_spec
+from jitagent.spec import HarnessSpec, parse_spec
 
-MEMORY = ("full", "window", "summary", "notes")
 PLANNING = ("none", "upfront", "replan", "reflect", "decompose")
 ACTIONS = ("direct", "react", "codeact", "json_tool")
-VERIFY = ("none", "self_check", "run_tests")
 
 
 class HarnessEdit(BaseModel):
@@ -89,7 +87,3 @@ def build_spec(edit: HarnessEdit, parent: HarnessSpec) -> HarnessSpec:
                            f"max_steps {data['limits']['max_steps']}."
                            + (f" Instruction: {edit.instruction.strip()}" if edit.instruction.strip() else ""))
     return parse_spec(data)
-
-
-def known_tool(name: str) -> bool:
-    return name in TOOL_NAMES

@@ -1,14 +1,11 @@
 """The gRPC service over the network: a real grpc.aio server on a free 127.0.0.1 port."""
 
 import asyncio
-import os
 import signal
 import subprocess
 import sys
 import threading
-import time
 import urllib.request
-from pathlib import Path
 
 import grpc
 import pytest

@@ -38,7 +38,8 @@ class BenchConfig:
     repeats: int = 3
     n: int = 3
     budget_s: float = 60.0  # the same wall-clock budget per task for every arm
-    limit: int | None = None
+    limit: int | None = None  # tasks of `final`, spread over the task types
+    score_limit: int | None = None  # tasks of `score` the oracle chooses on; defaults to `limit`
     arms: tuple[str, ...] = ("fixed", "oracle", "jit_static", "jit_stream")
 
 
@@ -91,7 +92,8 @@ class Bench:
         self.seeds = load_seeds()
 
     def tasks(self, split: str) -> list[Task]:
-        return load_suite(self.config.suite, split)[: self.config.limit or None]
+        limit = self.config.score_limit or self.config.limit if split == "score" else self.config.limit
+        return spread_over_types(load_suite(self.config.suite, split), limit)
 
     async def run(self, progress: bool = True) -> None:
         final = self.tasks("final")
@@ -172,6 +174,22 @@ class Bench:
                 bank.close()
             else:
                 self.bar.advance(job, len(order))
+
+
+def spread_over_types(tasks: list[Task], limit: int | None) -> list[Task]:
+    """The first `limit` tasks taken round-robin over task types, so a cut keeps every type."""
+    if not limit or limit >= len(tasks):
+        return tasks
+    by_type: dict[str, list[Task]] = defaultdict(list)
+    for task in tasks:
+        by_type[task.type].append(task)
+    queues = list(by_type.values())
+    picked: list[Task] = []
+    while len(picked) < limit:
+        for queue in queues:
+            if queue and len(picked) < limit:
+                picked.append(queue.pop(0))
+    return picked
 
 
 def bootstrap_ci(per_task: list[float], rounds: int = 2000, seed: int = 0) -> tuple[float, float]:

@@ -110,7 +110,7 @@ def cmd_bench(args) -> int:
     meta = solver if args.meta_model == args.solver_model else load_model(args.meta_model)
     out = Path(args.out or f"bench/out/{args.suite}-{solver.name}-{meta.name}".replace(":", "_").replace("/", "_"))
     config = BenchConfig(suite=args.suite, out=out, repeats=args.repeats, n=args.n, budget_s=args.budget_s,
-                         limit=args.limit, arms=tuple(args.arms))
+                         limit=args.limit, score_limit=args.score_limit, arms=tuple(args.arms))
     print(run_bench(config, solver, meta, "jitagent " + " ".join(sys.argv[1:])))
     return 0
 
@@ -148,7 +148,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repeats", type=int, default=3, help="repeats of sampled arms")
     p.add_argument("--n", type=int, default=3, help="candidates per task (JIT arms)")
     p.add_argument("--budget-s", type=float, default=60.0, help="wall-clock budget per task, every arm")
-    p.add_argument("--limit", type=int, help="first N tasks of each split")
+    p.add_argument("--limit", type=int, help="N tasks of the final split, spread over task types")
+    p.add_argument("--score-limit", type=int, help="N tasks of the score split for the oracle (default: --limit)")
     p.add_argument("--arms", nargs="+", default=["fixed", "oracle", "jit_static", "jit_stream"],
                    choices=["fixed", "oracle", "jit_static", "jit_stream"])
     p.add_argument("--out", help="results folder (resumable)")

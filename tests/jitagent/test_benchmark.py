@@ -102,3 +102,12 @@ def test_bootstrap_ci_brackets_the_mean():
     ledger.units = {("a", "t1", 0): {"arm": "a", "task_id": "t1", "repeat": 0, "reward": 1.0, "error": None, "route": "fixed",
                                      "synthesis_tokens": 0, "repair_tokens": 0, "execution_tokens": None, "wall_s": 1.0}}
     assert "unknown" in markdown(summarize(ledger, ["a"]))
+
+
+def test_a_limit_spreads_over_task_types_and_the_oracle_can_choose_on_fewer_score_tasks(tmp_path):
+    bench = make_bench(tmp_path)
+    bench.config.limit, bench.config.score_limit = 2, 1
+    assert sorted(t.type for t in bench.tasks("final")) == ["add", "echo"]  # the suite lists all "add" first
+    assert [t.split for t in bench.tasks("score")] == ["score"]
+    bench.config.score_limit = None
+    assert len(bench.tasks("score")) == 2

@@ -3,6 +3,9 @@
 Every arm runs the suite's `final` split with the same solver and the same per-task budget.
 Units (arm, task, repeat) are appended to `results.jsonl` as they finish; a rerun skips finished
 units and reruns only those that failed for infrastructure reasons — a genuine 0 is a result.
+The budget is part of the experiment: a unit that runs out of it scores 0 as a genuine result
+(`budget_exhausted`), like a harness's own timeout. Seeds are screened on `score` (one run each);
+`fixed_seeds="top:K"` then runs only the K best and the cheapest on `final`, when 13 do not fit.
 Held out: the oracle's choice of seed per task type is computed on the `score` split only; the
 JIT arms see a final task's verifier only after its harness was chosen and run (streaming then
 learns from it, as a stream would); no threshold or rule is tuned on `final`.
@@ -23,7 +26,7 @@ from rich.progress import Progress
 
 from harness_bank import HarnessBank
 from jitagent.catalog import load_seeds, seed_bank
-from jitagent.models.base import ModelClient
+from jitagent.models.base import Cancelled, ModelClient
 from jitagent.pipeline import JitPipeline, PipelineConfig
 from jitagent.runtime.agent import Runtime
 from jitagent.spec import HarnessSpec
@@ -41,6 +44,7 @@ class BenchConfig:
     limit: int | None = None  # tasks of `final`, spread over the task types
     score_limit: int | None = None  # tasks of `score` the oracle chooses on; defaults to `limit`
     arms: tuple[str, ...] = ("fixed", "oracle", "jit_static", "jit_stream")
+    fixed_seeds: str = "all"  # "all", or "top:K": the K best seeds on `score` and the cheapest one
 
 
 def sampled(spec: HarnessSpec) -> bool:
@@ -71,14 +75,24 @@ class Ledger:
         return [r for (a, _, _), r in self.units.items() if a == arm]
 
 
-def _row(arm: str, task: Task, repeat: int, run, *, route: str = "fixed", harness: str = "", synthesis=None,
-         order: int | None = None) -> dict:
+def _row(arm: str, task: Task, repeat: int, run, deadline: float, *, route: str = "fixed", harness: str = "",
+         synthesis=None, order: int | None = None) -> dict:
     cost = synthesis
+    # the bench's own deadline is the per-task budget: running out of it is the arm's result, not infrastructure
+    exhausted = bool(run.error and run.error.startswith("stopped:") and time.monotonic() >= deadline)
     return {"arm": arm, "task_id": task.id, "type": task.type, "repeat": repeat, "order": order,
-            "reward": run.reward, "passed": run.passed, "error": run.error, "route": route, "harness": harness or run.harness_id,
+            "reward": run.reward, "passed": run.passed, "error": None if exhausted else run.error, "budget_exhausted": exhausted,
+            "route": route, "harness": harness or run.harness_id,
             "execution_tokens": run.cost.tokens, "synthesis_tokens": cost.synthesis.tokens if cost else 0,
             "repair_tokens": (None if cost.repair.tokens is None or cost.dry_run.tokens is None else cost.repair.tokens + cost.dry_run.tokens) if cost else 0,
             "wall_s": run.cost.wall_s + ((cost.synthesis.wall_s + cost.repair.wall_s + cost.dry_run.wall_s) if cost else 0)}
+
+
+def _exhausted_in_synthesis(arm: str, task: Task, repeat: int, order: int, wall_s: float) -> dict:
+    """The budget ran out before a harness was chosen: a genuine 0 whose partial cost was not counted."""
+    return {"arm": arm, "task_id": task.id, "type": task.type, "repeat": repeat, "order": order, "reward": 0.0,
+            "passed": False, "error": None, "budget_exhausted": True, "route": "synthesized", "harness": "",
+            "execution_tokens": 0, "synthesis_tokens": None, "repair_tokens": None, "wall_s": wall_s}
 
 
 class Bench:
@@ -97,35 +111,49 @@ class Bench:
 
     async def run(self, progress: bool = True) -> None:
         final = self.tasks("final")
+        arms = self.config.arms
         with Progress(disable=not progress, transient=True) as bar:
             self.bar = bar
-            if "fixed" in self.config.arms or "oracle" in self.config.arms:
-                for name, spec in self.seeds.items():
-                    await self._fixed(f"fixed:{name}", spec, final)
-            if "oracle" in self.config.arms:
+            if "oracle" in arms or ("fixed" in arms and self.config.fixed_seeds != "all"):
                 score = self.tasks("score")
-                for name, spec in self.seeds.items():
-                    await self._fixed(f"score:{name}", spec, score)
-                choice = self.oracle_choice()
-                await self._oracle(final, choice)
-            if "jit_static" in self.config.arms:
+                for name, spec in self.seeds.items():  # a screening pass: one run each, sampled or not
+                    await self._fixed(f"score:{name}", spec, score, repeats=1)
+            if "fixed" in arms:
+                for name in self.fixed_seeds():
+                    await self._fixed(f"fixed:{name}", self.seeds[name], final, self._repeats(self.seeds[name]))
+            if "oracle" in arms:
+                await self._oracle(final, self.oracle_choice())
+            if "jit_static" in arms:
                 await self._jit("jit_static", final, learn=False)
-            if "jit_stream" in self.config.arms:
+            if "jit_stream" in arms:
                 await self._jit("jit_stream", final, learn=True)
 
     def _repeats(self, spec: HarnessSpec | None) -> int:
         return self.config.repeats if spec is None or sampled(spec) else 1
 
-    async def _execute(self, spec: HarnessSpec, task: Task, repeat: int):
-        return await self.runtime.run(spec, task, seed=repeat, deadline=time.monotonic() + self.config.budget_s)
+    async def _execute(self, arm: str, spec: HarnessSpec, task: Task, repeat: int, route: str = "fixed") -> dict:
+        deadline = time.monotonic() + self.config.budget_s
+        return _row(arm, task, repeat, await self.runtime.run(spec, task, seed=repeat, deadline=deadline), deadline, route=route)
 
-    async def _fixed(self, arm: str, spec: HarnessSpec, tasks: list[Task]) -> None:
-        job = self.bar.add_task(arm, total=len(tasks) * self._repeats(spec))
-        for repeat in range(self._repeats(spec)):
+    async def _fixed(self, arm: str, spec: HarnessSpec, tasks: list[Task], repeats: int) -> None:
+        job = self.bar.add_task(arm, total=len(tasks) * repeats)
+        for repeat in range(repeats):
             for task in tasks:
                 if not self.ledger.done(arm, task.id, repeat):
-                    self.ledger.add(_row(arm, task, repeat, await self._execute(spec, task, repeat)))
+                    self.ledger.add(await self._execute(arm, spec, task, repeat))
                 self.bar.advance(job)
+
+    def fixed_seeds(self) -> list[str]:
+        """All seeds, or the K best on `score` plus the cheapest there (the token yardstick). Never reads `final`."""
+        if self.config.fixed_seeds == "all":
+            return list(self.seeds)
+        k = int(self.config.fixed_seeds.removeprefix("top:"))
+        screened = {name: self.ledger.rows(f"score:{name}") for name in self.seeds}
+        success = lambda name: statistics.fmean(r["reward"] for r in screened[name])  # noqa: E731
+        tokens = lambda name: statistics.fmean(r["execution_tokens"] or 0 for r in screened[name])  # noqa: E731
+        best = sorted(self.seeds, key=lambda n: (-success(n), tokens(n)))[:k]
+        cheapest = min(self.seeds, key=tokens)
+        return best + ([cheapest] if cheapest not in best else [])
 
     def oracle_choice(self) -> dict[str, str]:
         """Best seed per task type on the `score` split (ties: fewer tokens). Never reads `final`."""
@@ -146,7 +174,7 @@ class Bench:
             spec = self.seeds[choice.get(task.type, fallback)]
             for repeat in range(self._repeats(spec)):
                 if not self.ledger.done("oracle", task.id, repeat):
-                    self.ledger.add(_row("oracle", task, repeat, await self._execute(spec, task, repeat), route="oracle"))
+                    self.ledger.add(await self._execute("oracle", spec, task, repeat, route="oracle"))
             self.bar.advance(job)
 
     async def _jit(self, arm: str, tasks: list[Task], learn: bool) -> None:
@@ -163,17 +191,26 @@ class Bench:
                 pipeline = JitPipeline(bank, self.meta, self.solver, PipelineConfig(
                     learn=learn, keep_candidates=learn, synthesis=SynthesisConfig(n=self.config.n)))
                 for position, task in enumerate(order):
-                    result = await pipeline.solve(task, seed=repeat, deadline=time.monotonic() + self.config.budget_s)
-                    broken = sum(c.broken_after_repair for c in result.synthesis.candidates) if result.synthesis else 0
-                    row = _row(arm, task, repeat, result.run, route=result.route, harness=result.harness.id,
-                               synthesis=result.synthesis_cost, order=position)
-                    row["candidates"] = len(result.synthesis.candidates) if result.synthesis else 0
-                    row["broken"] = broken
-                    self.ledger.add(row)
+                    self.ledger.add(await self._solve(pipeline, arm, task, repeat, position))
                     self.bar.advance(job)
                 bank.close()
             else:
                 self.bar.advance(job, len(order))
+
+    async def _solve(self, pipeline: JitPipeline, arm: str, task: Task, repeat: int, position: int) -> dict:
+        start = time.monotonic()
+        deadline = start + self.config.budget_s
+        try:
+            result = await pipeline.solve(task, seed=repeat, deadline=deadline)
+        except (Cancelled, TimeoutError):
+            if time.monotonic() < deadline:
+                raise
+            return _exhausted_in_synthesis(arm, task, repeat, position, time.monotonic() - start)
+        row = _row(arm, task, repeat, result.run, deadline, route=result.route, harness=result.harness.id,
+                   synthesis=result.synthesis_cost, order=position)
+        row["candidates"] = len(result.synthesis.candidates) if result.synthesis else 0
+        row["broken"] = sum(c.broken_after_repair for c in result.synthesis.candidates) if result.synthesis else 0
+        return row
 
 
 def spread_over_types(tasks: list[Task], limit: int | None) -> list[Task]:
@@ -210,16 +247,18 @@ def summarize(ledger: Ledger, arms: list[str]) -> list[dict]:
         means = [statistics.fmean(v) for v in per_task.values()]
         low, high = bootstrap_ci(means)
 
-        def mean_of(key):
-            values = [r.get(key) for r in units]
-            return None if any(v is None for v in values) else statistics.fmean(values)
+        def mean_of(key):  # over the units that know it; how many do not is reported beside it
+            values = [r[key] for r in units if r.get(key) is not None]
+            return statistics.fmean(values) if values else None
         candidates = sum(r.get("candidates", 0) for r in units)
         rows.append({"arm": arm, "success": statistics.fmean(means), "ci": (low, high), "tasks": len(per_task),
                      "repeats": max(r["repeat"] for r in units) + 1, "synthesis_tokens": mean_of("synthesis_tokens"),
                      "repair_tokens": mean_of("repair_tokens"), "execution_tokens": mean_of("execution_tokens"),
                      "wall_s": mean_of("wall_s"), "broken_rate": sum(r.get("broken", 0) for r in units) / candidates if candidates else 0.0,
                      "routes": {k: sum(r["route"] == k for r in units) / len(units) for k in ("reused", "synthesized", "fallback")},
-                     "infra_errors": sum(r["error"] is not None for r in units)})
+                     "infra_errors": sum(r["error"] is not None for r in units),
+                     "out_of_budget": sum(bool(r.get("budget_exhausted")) for r in units) / len(units),
+                     "unknown_tokens": sum(total_tokens(r) is None for r in units)})
     return rows
 
 
@@ -230,14 +269,15 @@ def total_tokens(row: dict) -> float | None:
 
 def markdown(rows: list[dict]) -> str:
     fmt = lambda v: "unknown" if v is None else f"{v:.0f}"  # noqa: E731
-    lines = ["| arm | success | 95% CI | repeats | tokens/task synth | repair+dry | exec | wall s/task | broken | reused/synth/fallback | infra errors |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| arm | success | 95% CI | repeats | tokens/task synth | repair+dry | exec | wall s/task | broken | reused/synth/fallback "
+             "| out of budget | units with unknown tokens | infra errors |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         routes = r["routes"]
         lines.append(f"| {r['arm']} | {r['success']:.1%} | {r['ci'][0]:.1%}–{r['ci'][1]:.1%} | {r['repeats']} | "
                      f"{fmt(r['synthesis_tokens'])} | {fmt(r['repair_tokens'])} | {fmt(r['execution_tokens'])} | "
                      f"{r['wall_s']:.1f} | {r['broken_rate']:.1%} | {routes['reused']:.0%}/{routes['synthesized']:.0%}/"
-                     f"{routes['fallback']:.0%} | {r['infra_errors']} |")
+                     f"{routes['fallback']:.0%} | {r['out_of_budget']:.0%} | {r['unknown_tokens']} | {r['infra_errors']} |")
     return "\n".join(lines)
 
 

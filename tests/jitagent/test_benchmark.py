@@ -89,10 +89,14 @@ def test_final_split_is_never_read_before_its_harness_is_chosen_and_oracle_uses_
     final_ids = {t.id for t in bench.tasks("final")}
     assert all(not arm.startswith("score:") or tid not in final_ids for arm, tid, _ in bench.ledger.units)
     choice = bench.oracle_choice()
+    bench.config.fixed_seeds = "top:2"
+    screened = bench.fixed_seeds()
     for key, row in bench.ledger.units.items():  # poison every final-split result: the oracle must not move
         if row["task_id"] in final_ids:
             row["reward"] = 1.0 if key[0].endswith(":react") else 0.0
     assert bench.oracle_choice() == choice
+    bench.config.fixed_seeds = "top:2"
+    assert bench.fixed_seeds() == screened  # the screen reads `score` only, like the oracle
 
 
 def test_bootstrap_ci_brackets_the_mean():
@@ -111,3 +115,29 @@ def test_a_limit_spreads_over_task_types_and_the_oracle_can_choose_on_fewer_scor
     assert [t.split for t in bench.tasks("score")] == ["score"]
     bench.config.score_limit = None
     assert len(bench.tasks("score")) == 2
+
+
+def test_running_out_of_the_budget_is_a_genuine_zero_in_every_arm_and_is_not_rerun(tmp_path):
+    bench = make_bench(tmp_path)
+    bench.config.budget_s = 0.0
+    asyncio.run(bench.run(progress=False))
+    rows = list(bench.ledger.units.values())
+    assert rows and all(r["error"] is None and r["budget_exhausted"] and r["reward"] == 0.0 for r in rows)
+    assert {r["arm"] for r in rows} >= {"jit_static", "jit_stream", "oracle", "fixed:direct"}
+    unknown = [r for r in rows if r["arm"].startswith("jit")]
+    assert all(r["synthesis_tokens"] is None for r in unknown)  # cut short mid-synthesis: unknown, not 0
+    lines = (tmp_path / "out" / "results.jsonl").read_text().count("\n")
+    asyncio.run(make_bench(tmp_path).run(progress=False))
+    assert (tmp_path / "out" / "results.jsonl").read_text().count("\n") == lines
+    table = markdown(summarize(bench.ledger, ["jit_static", "fixed:direct"]))
+    assert "| 100% | 8 |" in table and "| 100% | 0 |" in table  # out of budget, units with unknown tokens
+
+
+def test_top_k_runs_the_best_seeds_on_score_and_the_cheapest_on_final(tmp_path):
+    bench = make_bench(tmp_path, arms=("fixed",))
+    bench.config.fixed_seeds = "top:1"
+    asyncio.run(bench.run(progress=False))
+    chosen = bench.fixed_seeds()
+    assert 1 <= len(chosen) <= 2
+    assert {arm for arm, _, _ in bench.ledger.units if arm.startswith("fixed:")} == {f"fixed:{n}" for n in chosen}
+    assert len({arm for arm, _, _ in bench.ledger.units if arm.startswith("score:")}) == 13

@@ -71,6 +71,13 @@ class Ledger:
         with self.path.open("a") as f:
             f.write(json.dumps(row) + "\n")
 
+    def trace(self, row: dict, run, **extra) -> None:
+        """trajectories.jsonl beside the ledger: what each unit's harness did, to read why an arm won or lost."""
+        events = [{"kind": e.kind, "text": e.text[:600]} for e in run.trajectory.events if e.kind != "result"]
+        with self.path.with_name("trajectories.jsonl").open("a") as f:
+            f.write(json.dumps({k: row[k] for k in ("arm", "task_id", "repeat", "reward")} | extra |
+                               {"answer": run.answer, "verdict": run.verdict, "events": events}) + "\n")
+
     def rows(self, arm: str) -> list[dict]:
         return [r for (a, _, _), r in self.units.items() if a == arm]
 
@@ -133,7 +140,10 @@ class Bench:
 
     async def _execute(self, arm: str, spec: HarnessSpec, task: Task, repeat: int, route: str = "fixed") -> dict:
         deadline = time.monotonic() + self.config.budget_s
-        return _row(arm, task, repeat, await self.runtime.run(spec, task, seed=repeat, deadline=deadline), deadline, route=route)
+        run = await self.runtime.run(spec, task, seed=repeat, deadline=deadline)
+        row = _row(arm, task, repeat, run, deadline, route=route)
+        self.ledger.trace(row, run, harness=spec.name)
+        return row
 
     async def _fixed(self, arm: str, spec: HarnessSpec, tasks: list[Task], repeats: int) -> None:
         job = self.bar.add_task(arm, total=len(tasks) * repeats)
@@ -210,6 +220,8 @@ class Bench:
                    synthesis=result.synthesis_cost, order=position)
         row["candidates"] = len(result.synthesis.candidates) if result.synthesis else 0
         row["broken"] = sum(c.broken_after_repair for c in result.synthesis.candidates) if result.synthesis else 0
+        self.ledger.trace(row, result.run, harness=result.harness.name, route=result.route,
+                          reason=result.synthesis.reason if result.synthesis else "", references=[r["name"] for r in result.references])
         return row
 
 

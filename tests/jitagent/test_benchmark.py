@@ -36,6 +36,9 @@ def test_all_arms_run_report_and_resume_without_rerunning_genuine_results(tmp_pa
     assert len([u for u in bench.ledger.units if u[0] == "fixed:direct"]) == 4  # temperature 0: one run per task
     assert len([u for u in bench.ledger.units if u[0] == "fixed:self_consistency"]) == 8  # sampled: repeats
     lines = (tmp_path / "out" / "results.jsonl").read_text().count("\n")
+    traces = [json.loads(x) for x in (tmp_path / "out" / "trajectories.jsonl").read_text().splitlines()]
+    assert len(traces) == lines and all(t["events"] for t in traces)  # every unit's trajectory can be read
+    assert {t["route"] for t in traces if t["arm"] == "jit_stream"} <= {"reused", "synthesized", "fallback"}
     again = make_bench(tmp_path)
     asyncio.run(again.run(progress=False))
     assert (tmp_path / "out" / "results.jsonl").read_text().count("\n") == lines  # nothing rerun

@@ -353,6 +353,11 @@ def report(bench: Bench, command: str) -> str:
     rows = summarize(bench.ledger, arms)
     images = plots(bench.ledger, rows, bench.config.out, command)
     text = markdown(rows) + "\n\n" + "\n".join(f"![{p.stem}]({p})\n\n`{command}`" for p in images)
+    screen = summarize(bench.ledger, [f"score:{n}" for n in bench.seeds])
+    if screen:
+        choice = ", ".join(f"{t} → {s}" for t, s in sorted(bench.oracle_choice().items()))
+        text += f"\n\nScreen on `score` (one run per seed; chooses the oracle and the fixed seeds run on `final`):\n\n" \
+                f"{markdown(screen)}\n\nOracle choice per type: {choice}"
     (bench.config.out / "report.md").write_text(text + "\n")
     return text
 

@@ -293,6 +293,19 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def per_type(ledger: Ledger, arms: list[str]) -> str:
+    """Mean reward per task type and arm: where an arm wins and where it loses."""
+    cells: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for arm in arms:
+        for r in ledger.rows(arm):
+            cells[arm][r["type"]].append(r["reward"])
+    types = sorted({t for by_type in cells.values() for t in by_type})
+    lines = ["| arm | " + " | ".join(types) + " |", "|---|" + "---|" * len(types)]
+    for arm, by_type in cells.items():
+        lines.append(f"| {arm} | " + " | ".join(f"{statistics.fmean(by_type[t]):.2f}" if by_type[t] else "-" for t in types) + " |")
+    return "\n".join(lines)
+
+
 def plots(ledger: Ledger, rows: list[dict], out: Path, command: str) -> list[Path]:
     import matplotlib
     matplotlib.use("Agg")
@@ -352,7 +365,8 @@ def report(bench: Bench, command: str) -> str:
     arms = [f"fixed:{n}" for n in bench.seeds] + ["oracle", "jit_static", "jit_stream"]
     rows = summarize(bench.ledger, arms)
     images = plots(bench.ledger, rows, bench.config.out, command)
-    text = markdown(rows) + "\n\n" + "\n".join(f"![{p.stem}]({p})\n\n`{command}`" for p in images)
+    text = markdown(rows) + "\n\nMean reward per task type:\n\n" + per_type(bench.ledger, [r["arm"] for r in rows]) + "\n\n"
+    text += "\n".join(f"![{p.stem}]({p})\n\n`{command}`" for p in images)
     screen = summarize(bench.ledger, [f"score:{n}" for n in bench.seeds])
     if screen:
         choice = ", ".join(f"{t} → {s}" for t, s in sorted(bench.oracle_choice().items()))

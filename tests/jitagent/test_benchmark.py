@@ -44,6 +44,7 @@ def test_all_arms_run_report_and_resume_without_rerunning_genuine_results(tmp_pa
     assert (tmp_path / "out" / "results.jsonl").read_text().count("\n") == lines  # nothing rerun
     text = report(again, "jitagent bench --suite tiny")
     assert "| oracle |" in text and "| jit_stream |" in text
+    assert "| arm | add | echo |" in text  # the per-type table
     assert (tmp_path / "out" / "pareto.png").stat().st_size > 0 and (tmp_path / "out" / "stream.png").stat().st_size > 0
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import random
 import statistics
 import time
@@ -113,7 +114,7 @@ class Bench:
         self.seeds = load_seeds()
 
     def tasks(self, split: str) -> list[Task]:
-        limit = self.config.score_limit or self.config.limit if split == "score" else self.config.limit
+        limit = (self.config.score_limit or self.config.limit) if split == "score" else self.config.limit
         return spread_over_types(load_suite(self.config.suite, split), limit)
 
     async def run(self, progress: bool = True) -> None:
@@ -160,7 +161,7 @@ class Bench:
         k = int(self.config.fixed_seeds.removeprefix("top:"))
         screened = {name: self.ledger.rows(f"score:{name}") for name in self.seeds}
         success = lambda name: statistics.fmean(r["reward"] for r in screened[name])  # noqa: E731
-        tokens = lambda name: statistics.fmean(r["execution_tokens"] or 0 for r in screened[name])  # noqa: E731
+        tokens = lambda name: statistics.fmean(_ranked_tokens(r) for r in screened[name])  # noqa: E731
         best = sorted(self.seeds, key=lambda n: (-success(n), tokens(n)))[:k]
         cheapest = min(self.seeds, key=tokens)
         return best + ([cheapest] if cheapest not in best else [])
@@ -174,7 +175,7 @@ class Bench:
 
         def key(item):
             rows = item[1]
-            return (-statistics.fmean(r["reward"] for r in rows), statistics.fmean(r["execution_tokens"] or 0 for r in rows))
+            return (-statistics.fmean(r["reward"] for r in rows), statistics.fmean(_ranked_tokens(r) for r in rows))
         return {t: min(seeds.items(), key=key)[0] for t, seeds in by_type.items()}
 
     async def _oracle(self, tasks: list[Task], choice: dict[str, str]) -> None:
@@ -223,6 +224,11 @@ class Bench:
         self.ledger.trace(row, result.run, harness=result.harness.name, route=result.route,
                           reason=result.synthesis.reason if result.synthesis else "", references=[r["name"] for r in result.references])
         return row
+
+
+def _ranked_tokens(row: dict) -> float:
+    """Tokens for ranking seeds by cost: an unknown count never passes for the cheapest."""
+    return math.inf if row["execution_tokens"] is None else row["execution_tokens"]
 
 
 def spread_over_types(tasks: list[Task], limit: int | None) -> list[Task]:

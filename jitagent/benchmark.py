@@ -5,7 +5,7 @@ Units (arm, task, repeat) are appended to `results.jsonl` as they finish; a reru
 units and reruns only those that failed for infrastructure reasons — a genuine 0 is a result.
 The budget is part of the experiment: a unit that runs out of it scores 0 as a genuine result
 (`budget_exhausted`), like a harness's own timeout. Seeds are screened on `score` (one run each);
-`fixed_seeds="top:K"` then runs only the K best and the cheapest on `final`, when 13 do not fit.
+`fixed_top=K` then runs only the K best and the cheapest on `final`, when 13 do not fit.
 Held out: the oracle's choice of seed per task type is computed on the `score` split only; the
 JIT arms see a final task's verifier only after its harness was chosen and run (streaming then
 learns from it, as a stream would); no threshold or rule is tuned on `final`.
@@ -45,7 +45,7 @@ class BenchConfig:
     limit: int | None = None  # tasks of `final`, spread over the task types
     score_limit: int | None = None  # tasks of `score` the oracle chooses on; defaults to `limit`
     arms: tuple[str, ...] = ("fixed", "oracle", "jit_static", "jit_stream")
-    fixed_seeds: str = "all"  # "all", or "top:K": the K best seeds on `score` and the cheapest one
+    fixed_top: int | None = None  # None: all seeds on `final`; K: the K best on `score` and the cheapest one
 
 
 def sampled(spec: HarnessSpec) -> bool:
@@ -122,7 +122,7 @@ class Bench:
         arms = self.config.arms
         with Progress(disable=not progress, transient=True) as bar:
             self.bar = bar
-            if "oracle" in arms or ("fixed" in arms and self.config.fixed_seeds != "all"):
+            if "oracle" in arms or ("fixed" in arms and self.config.fixed_top):
                 score = self.tasks("score")
                 for name, spec in self.seeds.items():  # a screening pass: one run each, sampled or not
                     await self._fixed(f"score:{name}", spec, score, repeats=1)
@@ -156,9 +156,9 @@ class Bench:
 
     def fixed_seeds(self) -> list[str]:
         """All seeds, or the K best on `score` plus the cheapest there (the token yardstick). Never reads `final`."""
-        if self.config.fixed_seeds == "all":
+        k = self.config.fixed_top
+        if not k:
             return list(self.seeds)
-        k = int(self.config.fixed_seeds.removeprefix("top:"))
         screened = {name: self.ledger.rows(f"score:{name}") for name in self.seeds}
         success = lambda name: statistics.fmean(r["reward"] for r in screened[name])  # noqa: E731
         tokens = lambda name: statistics.fmean(_ranked_tokens(r) for r in screened[name])  # noqa: E731

@@ -111,15 +111,18 @@ def cmd_bench(args) -> int:
     out = Path(args.out or f"bench/out/{args.suite}-{solver.name}-{meta.name}".replace(":", "_").replace("/", "_"))
     config = BenchConfig(suite=args.suite, out=out, repeats=args.repeats, n=args.n, budget_s=args.budget_s,
                          limit=args.limit, score_limit=args.score_limit, arms=tuple(args.arms),
-                         fixed_seeds=args.fixed_seeds)
+                         fixed_top=args.fixed_seeds)
     print(run_bench(config, solver, meta, "jitagent " + " ".join(sys.argv[1:])))
     return 0
 
 
-def _fixed_seeds(value: str) -> str:
-    if value != "all" and not (value.startswith("top:") and value[4:].isdigit() and int(value[4:]) > 0):
-        raise argparse.ArgumentTypeError(f"expected 'all' or 'top:K' with K > 0, got {value!r}")
-    return value
+def _fixed_seeds(value: str) -> int | None:
+    """'all' → None; 'top:K' → K."""
+    if value == "all":
+        return None
+    if value.startswith("top:") and value[4:].isdigit() and int(value[4:]) > 0:
+        return int(value[4:])
+    raise argparse.ArgumentTypeError(f"expected 'all' or 'top:K' with K > 0, got {value!r}")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -159,7 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--score-limit", type=int, help="N tasks of the score split for the oracle (default: --limit)")
     p.add_argument("--arms", nargs="+", default=["fixed", "oracle", "jit_static", "jit_stream"],
                    choices=["fixed", "oracle", "jit_static", "jit_stream"])
-    p.add_argument("--fixed-seeds", default="all", type=_fixed_seeds,
+    p.add_argument("--fixed-seeds", default=None, type=_fixed_seeds,
                    help="all | top:K — the K best seeds on the score split and the cheapest, when 13 do not fit the budget")
     p.add_argument("--out", help="results folder (resumable)")
     p.set_defaults(func=cmd_bench)

@@ -93,13 +93,13 @@ def test_final_split_is_never_read_before_its_harness_is_chosen_and_oracle_uses_
     final_ids = {t.id for t in bench.tasks("final")}
     assert all(not arm.startswith("score:") or tid not in final_ids for arm, tid, _ in bench.ledger.units)
     choice = bench.oracle_choice()
-    bench.config.fixed_seeds = "top:2"
+    bench.config.fixed_top = 2
     screened = bench.fixed_seeds()
     for key, row in bench.ledger.units.items():  # poison every final-split result: the oracle must not move
         if row["task_id"] in final_ids:
             row["reward"] = 1.0 if key[0].endswith(":react") else 0.0
     assert bench.oracle_choice() == choice
-    bench.config.fixed_seeds = "top:2"
+    bench.config.fixed_top = 2
     assert bench.fixed_seeds() == screened  # the screen reads `score` only, like the oracle
 
 
@@ -139,7 +139,7 @@ def test_running_out_of_the_budget_is_a_genuine_zero_in_every_arm_and_is_not_rer
 
 def test_top_k_runs_the_best_seeds_on_score_and_the_cheapest_on_final(tmp_path):
     bench = make_bench(tmp_path, arms=("fixed",))
-    bench.config.fixed_seeds = "top:1"
+    bench.config.fixed_top = 1
     asyncio.run(bench.run(progress=False))
     chosen = bench.fixed_seeds()
     assert 1 <= len(chosen) <= 2

@@ -87,7 +87,7 @@ def _row(arm: str, task: Task, repeat: int, run, deadline: float, *, route: str 
          synthesis=None, order: int | None = None) -> dict:
     cost = synthesis
     # the bench's own deadline is the per-task budget: running out of it is the arm's result, not infrastructure
-    exhausted = bool(run.error and run.error.startswith("stopped:") and time.monotonic() >= deadline)
+    exhausted = run.interrupted and time.monotonic() >= deadline
     return {"arm": arm, "task_id": task.id, "type": task.type, "repeat": repeat, "order": order,
             "reward": run.reward, "passed": run.passed, "error": None if exhausted else run.error, "budget_exhausted": exhausted,
             "route": route, "harness": harness or run.harness_id,

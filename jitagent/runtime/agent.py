@@ -88,7 +88,7 @@ class Runtime:
 
     async def _execute(self, spec, task, workspace, allowed, cancel, seed, start, own_deadline, verify_answer):
         run = _Run(spec, task, ToolBox(workspace, allowed, self.sandbox), cancel, seed)
-        answer, error, stopped = None, None, None
+        answer, error, stopped, interrupted = None, None, None, False
         try:
             async for event in self._samples(run):
                 if event.kind == "vote":
@@ -100,7 +100,7 @@ class Runtime:
                 # the harness's own timeout_s: a genuine outcome of the harness, not an infrastructure failure
                 stopped = AgentEvent("verify", text=f"harness timeout: limits.timeout_s = {spec.limits.timeout_s}", ok=False)
             else:
-                error = f"stopped: {exc or 'deadline exceeded'}"
+                error, interrupted = f"stopped: {exc or 'deadline exceeded'}", True
         except (BudgetExceeded, StageFailure) as exc:  # the harness's own doing: a genuine outcome, not infra
             stopped = AgentEvent("verify", text=f"{type(exc).__name__}: {exc}", ok=False)
         except ModelError as exc:
@@ -117,7 +117,7 @@ class Runtime:
         run.trajectory.events.append(verdict_event)
         yield verdict_event
         result = RunResult(task.id, spec.id, answer, verdict.passed, verdict.reward, verdict.detail,
-                           run.cost, run.trajectory, error)
+                           run.cost, run.trajectory, error, interrupted)
         yield AgentEvent("result", text=answer or "", ok=verdict.passed, wall_s=run.cost.wall_s, result=result)
 
     # --- A: samples and vote -------------------------------------------------------------

@@ -62,9 +62,11 @@ class RunResult:
     cost: Cost
     trajectory: Trajectory
     error: str | None = None  # an infrastructure failure (not a genuine wrong answer)
+    interrupted: bool = False  # stopped from outside (a caller's deadline or cancel), not by the harness's own limits
 
     def summary(self) -> dict:
         return {"task_id": self.task_id, "harness_id": self.harness_id, "answer": self.answer,
                 "passed": self.passed, "reward": self.reward, "verdict": self.verdict,
                 "prompt_tokens": self.cost.prompt_tokens, "completion_tokens": self.cost.completion_tokens,
-                "tokens": self.cost.tokens, "wall_s": round(self.cost.wall_s, 3), "error": self.error}
+                "tokens": self.cost.tokens, "wall_s": round(self.cost.wall_s, 3), "error": self.error,
+                "interrupted": self.interrupted}

@@ -82,7 +82,7 @@ class JitAgentService(pb_grpc.JitAgentServicer):
                         result = event.data["result"]
                         self.metrics.record_result(result)
                         _log_task(result)
-                        if result.run is not None and result.run.error and cancel.is_cancelled():
+                        if result.run is not None and result.run.interrupted and cancel.is_cancelled():
                             raise Cancelled(f"task {task.id}: {result.run.error}")
                     yield event
         except asyncio.CancelledError:

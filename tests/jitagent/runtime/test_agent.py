@@ -171,8 +171,9 @@ def test_harness_timeout_is_a_genuine_outcome_but_an_outside_deadline_is_not():
 
     spec = variant("codeact", limits={"max_steps": 4, "max_tool_calls": 4, "max_tokens": 900, "timeout_s": 1})
     result, events, _ = run(spec, ADD, ["```python\nimport time\ntime.sleep(30)\n```"])
-    assert result.error is None and any("harness timeout" in e.text for e in events if e.kind == "verify")
+    assert result.error is None and not result.interrupted
+    assert any("harness timeout" in e.text for e in events if e.kind == "verify")
     assert result.cost.wall_s < 10
     model = ScriptedModel(["```python\nimport time\ntime.sleep(30)\n```"])
     outside = asyncio.run(Runtime(model).run(load_seeds()["codeact"], ADD, deadline=time.monotonic() + 1))
-    assert outside.error is not None and outside.error.startswith("stopped")
+    assert outside.interrupted and outside.error is not None and outside.error.startswith("stopped")

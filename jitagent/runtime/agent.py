@@ -220,7 +220,7 @@ class Runtime:
                         yield item
                 solved.append((sub, sub_attempt.answer or "(no answer)"))
                 yield AgentEvent("subtask", text=f"{sub} -> {sub_attempt.answer}", depth=depth + 1, step=i)
-            context = "Sub-questions already answered:\n" + _qa(solved)
+            context = "Sub-questions already answered:\n" + _qa(solved) if solved else ""
         async for item in self._act(run, prompt, depth, reflection, context, seed):
             yield item
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 FINAL = re.compile(r"(?:final\s*answer|answer)\s*[:：]\s*(.+)", re.I)
 BOXED = re.compile(r"\\boxed\{([^}]*)\}")
+ANY_FENCE = re.compile(r"```[^\n]*\n?.*?(?:```|$)", re.S)
 CODE_BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)(?:```|$)", re.S)
 REACT_ACTION = re.compile(r"Action[ \t]*:[ \t]*([A-Za-z_]+)[ \t]*(?:\n+\s*Action\s*Input\s*:\s*(.*))?", re.S)
 
@@ -88,7 +89,9 @@ def first_int(text: str) -> int | None:
 
 
 def numbered_lines(text: str) -> list[str]:
-    """Sub-questions from a numbered (or bulleted) list; falls back to non-empty lines."""
-    items = [re.sub(r"^\s*(?:\d+[.)]|[-*])\s*", "", ln).strip() for ln in (text or "").splitlines()]
-    listed = [i for i, ln in zip(items, (text or "").splitlines()) if re.match(r"^\s*(?:\d+[.)]|[-*])\s", ln) and i]
+    """Sub-questions from a numbered (or bulleted) list; falls back to non-empty lines.
+    Fenced code is never a sub-question: a model that solves instead of splitting yields none."""
+    lines = ANY_FENCE.sub("", text or "").splitlines()
+    items = [re.sub(r"^\s*(?:\d+[.)]|[-*])\s*", "", ln).strip() for ln in lines]
+    listed = [i for i, ln in zip(items, lines) if re.match(r"^\s*(?:\d+[.)]|[-*])\s", ln) and i]
     return listed or [i for i in items if i]

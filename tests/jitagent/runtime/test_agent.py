@@ -121,6 +121,19 @@ def test_decompose_respects_the_depth_limit():
     assert result.passed
 
 
+def test_a_decomposition_that_is_code_has_no_sub_questions():
+    # a 0.5B model asked to split a coding task wrote the solution; its "```python" line became a
+    # sub-question, whose answer ("... capital of France ... Paris") became the task's answer
+    def reply(messages):
+        if messages[0]["content"].startswith("Split"):
+            return "```python\nprint(2 + 3)\n```"
+        return "Final answer: 5"
+    result, events, model = run(load_seeds()["least_to_most"], ADD, reply)
+    assert not [e for e in events if e.kind == "subtask"] and len(model.calls) == 2
+    assert "Sub-questions" not in model.calls[1]["messages"][-1]["content"]
+    assert result.passed
+
+
 def test_summary_memory_folds_old_turns():
     spec = variant("codeact", memory={"kind": "summary", "every": 2, "budget": 32}, limits__max_steps=5)
     replies = ["```python\nprint(1)\n```"] * 2 + ["SUMMARY: printed 1 twice"] + ["```python\nprint(5)\n```", "Final answer: 5"]

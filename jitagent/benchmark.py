@@ -160,10 +160,8 @@ class Bench:
         if not k:
             return list(self.seeds)
         screened = {name: self.ledger.rows(f"score:{name}") for name in self.seeds}
-        success = lambda name: statistics.fmean(r["reward"] for r in screened[name])  # noqa: E731
-        tokens = lambda name: statistics.fmean(_ranked_tokens(r) for r in screened[name])  # noqa: E731
-        best = sorted(self.seeds, key=lambda n: (-success(n), tokens(n)))[:k]
-        cheapest = min(self.seeds, key=tokens)
+        best = sorted(self.seeds, key=lambda n: _rank(screened[n]))[:k]
+        cheapest = min(self.seeds, key=lambda n: _mean_tokens(screened[n]))
         return best + ([cheapest] if cheapest not in best else [])
 
     def oracle_choice(self) -> dict[str, str]:
@@ -172,11 +170,7 @@ class Bench:
         for name in self.seeds:
             for row in self.ledger.rows(f"score:{name}"):
                 by_type[row["type"]][name].append(row)
-
-        def key(item):
-            rows = item[1]
-            return (-statistics.fmean(r["reward"] for r in rows), statistics.fmean(_ranked_tokens(r) for r in rows))
-        return {t: min(seeds.items(), key=key)[0] for t, seeds in by_type.items()}
+        return {t: min(seeds, key=lambda n: _rank(seeds[n])) for t, seeds in by_type.items()}
 
     async def _oracle(self, tasks: list[Task], choice: dict[str, str]) -> None:
         fallback = max(self.seeds, key=lambda n: statistics.fmean([r["reward"] for r in self.ledger.rows(f"score:{n}")] or [0]))
@@ -226,9 +220,16 @@ class Bench:
         return row
 
 
-def _ranked_tokens(row: dict) -> float:
-    """Tokens for ranking seeds by cost: an unknown count never passes for the cheapest."""
-    return math.inf if row["execution_tokens"] is None else row["execution_tokens"]
+def _mean_tokens(rows: list[dict]) -> float:
+    """Mean tokens for ranking seeds by cost: an unknown count never passes for the cheapest."""
+    if any(r["execution_tokens"] is None for r in rows):
+        return math.inf
+    return statistics.fmean(r["execution_tokens"] for r in rows)
+
+
+def _rank(rows: list[dict]) -> tuple[float, float]:
+    """Sort key of a seed's screened runs, best first: higher mean reward, then fewer tokens."""
+    return -statistics.fmean(r["reward"] for r in rows), _mean_tokens(rows)
 
 
 def spread_over_types(tasks: list[Task], limit: int | None) -> list[Task]:

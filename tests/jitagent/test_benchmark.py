@@ -99,7 +99,6 @@ def test_final_split_is_never_read_before_its_harness_is_chosen_and_oracle_uses_
         if row["task_id"] in final_ids:
             row["reward"] = 1.0 if key[0].endswith(":react") else 0.0
     assert bench.oracle_choice() == choice
-    bench.config.fixed_top = 2
     assert bench.fixed_seeds() == screened  # the screen reads `score` only, like the oracle
 
 

@@ -106,8 +106,8 @@ def cmd_bench(args) -> int:
     from jitagent.benchmark import BenchConfig, run_bench
     from jitagent.models import load_model
 
-    solver = load_model(args.solver_model)
-    meta = solver if args.meta_model == args.solver_model else load_model(args.meta_model)
+    solver = load_model(args.solver_model, slot="solver")
+    meta = load_model(args.meta_model, slot="meta")
     out = Path(args.out or f"bench/out/{args.suite}-{solver.name}-{meta.name}".replace(":", "_").replace("/", "_"))
     config = BenchConfig(suite=args.suite, out=out, repeats=args.repeats, n=args.n, budget_s=args.budget_s,
                          limit=args.limit, score_limit=args.score_limit, arms=tuple(args.arms),

@@ -9,15 +9,15 @@ __all__ = ["CancelToken", "Cancelled", "Generation", "ModelClient", "ModelError"
            "DEFAULT_MODEL", "MODEL_NAMES"]
 
 
-def load_model(spec: str = "embedded") -> ModelClient:
+def load_model(spec: str = "embedded", slot: str = "default") -> ModelClient:
     """`embedded` (the default model), a model name (`qwen2.5-coder-0.5b`, `smollm2-135m`),
     an OpenAI-compatible URL (optionally `URL#model`), or `scripted` (instant canned replies,
-    for load tests only)."""
+    for load tests only). `slot`: an embedded model's own llama.cpp context (see EmbeddedModel)."""
     if spec in ("embedded", "default"):
         spec = DEFAULT_MODEL
     if spec in MODEL_NAMES:
         from jitagent.models.embedded import EmbeddedModel
-        return EmbeddedModel(spec)
+        return EmbeddedModel(spec, slot=slot)
     if spec == "scripted":  # instant and canned: for load tests and examples only
         from jitagent.models.scripted import instant_model
         return instant_model()

@@ -12,7 +12,8 @@ import time
 from jitagent.models.base import CHATML_STOP, CancelToken, Cancelled, Generation, ModelError, Usage, render_chatml
 from jitagent.models.gguf import DEFAULT_MODEL, model_path
 
-_LOADED: dict[str, tuple[object, threading.Lock]] = {}
+_LOADED: dict[tuple[str, str], tuple[object, threading.Lock]] = {}
+_MODEL_LOCKS: dict[str, threading.Lock] = {}
 _LOAD_LOCK = threading.Lock()
 
 
@@ -25,27 +26,32 @@ def _close_all() -> None:
     _LOADED.clear()
 
 
-def _load(name: str, n_ctx: int):
-    """One llama.cpp context per model per process; generation on it is serialized by a lock."""
+def _load(name: str, n_ctx: int, slot: str = "default"):
+    """One llama.cpp context per (model, slot) per process. Each context keeps its own KV cache, so
+    the meta-model's long fixed prompt is not evicted by the solver's runs in between; all slots of a
+    model share one lock, since they share the same cores."""
     with _LOAD_LOCK:
-        if name not in _LOADED:
-            from llama_cpp import Llama  # heavy: imported only when an embedded model is used
+        if (name, slot) not in _LOADED:
+            # heavy: imported only when an embedded model is used
+            from jitagent.models.grammar_sampling import FastGrammarLlama
 
-            llm = Llama(model_path=str(model_path(name)), n_ctx=n_ctx, n_threads=os.cpu_count() or 2,
+            llm = FastGrammarLlama(model_path=str(model_path(name)), n_ctx=n_ctx, n_threads=os.cpu_count() or 2,
                         n_batch=256, verbose=False)
-            _LOADED[name] = (llm, threading.Lock())
-        return _LOADED[name]
+            _LOADED[(name, slot)] = (llm, _MODEL_LOCKS.setdefault(name, threading.Lock()))
+        return _LOADED[(name, slot)]
 
 
 class EmbeddedModel:
-    """A named embedded model (`qwen2.5-coder-0.5b`, the default, or `smollm2-135m`)."""
+    """A named embedded model (`qwen2.5-coder-0.5b`, the default, or `smollm2-135m`). `slot` names its
+    llama.cpp context: give the meta-model and the solver different slots to keep both prompt caches warm."""
 
-    def __init__(self, name: str = DEFAULT_MODEL, n_ctx: int = 4096):
+    def __init__(self, name: str = DEFAULT_MODEL, n_ctx: int = 4096, slot: str = "default"):
         self.name = name
         self.n_ctx = n_ctx
+        self.slot = slot
 
     def load(self) -> None:
-        _load(self.name, self.n_ctx)
+        _load(self.name, self.n_ctx, self.slot)
 
     async def complete(self, messages, *, max_tokens=256, temperature=0.0, seed=None, stop=None,
                        json_schema=None, n=1, cancel: CancelToken | None = None) -> Generation:
@@ -63,7 +69,7 @@ class EmbeddedModel:
     def _generate(self, messages, max_tokens, temperature, seed, stop, json_schema, cancel):
         from llama_cpp import LlamaGrammar
 
-        llm, lock = _load(self.name, self.n_ctx)
+        llm, lock = _load(self.name, self.n_ctx, self.slot)
         prompt = render_chatml(messages)
         grammar = LlamaGrammar.from_json_schema(json.dumps(json_schema), verbose=False) if json_schema else None
         with lock:

@@ -125,9 +125,9 @@ def build_pipeline(config: ServerConfig):
     config.data_dir.mkdir(parents=True, exist_ok=True)
     bank = HarnessBank(config.data_dir / "bank.db")
     seed_bank(bank)
-    meta = load_model(config.meta_model)
-    solver = meta if config.solver_model in (None, config.meta_model) else load_model(config.solver_model)
-    for model in {id(meta): meta, id(solver): solver}.values():
+    meta = load_model(config.meta_model, slot="meta")
+    solver = load_model(config.solver_model or config.meta_model, slot="solver")
+    for model in (meta, solver):
         if hasattr(model, "load"):
             model.load()  # the first request must not pay for loading weights
     bank.search("warm up the embedder", k=1)

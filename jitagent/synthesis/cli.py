@@ -24,8 +24,8 @@ def build_pipeline(args, learn: bool):
 
     bank = HarnessBank(args.bank)
     seed_bank(bank)
-    meta = load_model(args.model)
-    solver = meta if args.solver_model in (None, args.model) else load_model(args.solver_model)
+    meta = load_model(args.model, slot="meta")
+    solver = load_model(args.solver_model or args.model, slot="solver")
     config = PipelineConfig(k=args.k, learn=learn, synthesis=SynthesisConfig(
         n=args.n, selection=args.selection, dry_run=not args.no_dry_run, reference_mode=args.references))
     return JitPipeline(bank, meta, solver, config)

@@ -36,7 +36,7 @@ def _load(name: str, n_ctx: int, slot: str = "default"):
             from jitagent.models.grammar_sampling import FastGrammarLlama
 
             llm = FastGrammarLlama(model_path=str(model_path(name)), n_ctx=n_ctx, n_threads=os.cpu_count() or 2,
-                        n_batch=256, verbose=False)
+                                   n_batch=256, verbose=False)
             _LOADED[(name, slot)] = (llm, _MODEL_LOCKS.setdefault(name, threading.Lock()))
         return _LOADED[(name, slot)]
 

@@ -51,9 +51,8 @@ def main() -> None:
     references = [seeds[name] for name in REFERENCES]
     schema = json.dumps(edit_schema(list(REFERENCES), ["python"]))
     path = str(model_path(args.model))
-    arms = {"free": Llama(model_path=path, n_ctx=4096, n_threads=2, n_batch=256, verbose=False),
-            "grammar, whole vocabulary first": Llama(model_path=path, n_ctx=4096, n_threads=2, n_batch=256, verbose=False),
-            "grammar, top 256 first": FastGrammarLlama(model_path=path, n_ctx=4096, n_threads=2, n_batch=256, verbose=False)}
+    arms = {name: cls(model_path=path, n_ctx=4096, n_threads=2, n_batch=256, verbose=False) for name, cls in
+            (("free", Llama), ("grammar, whole vocabulary first", Llama), ("grammar, top 256 first", FastGrammarLlama))}
     rates: dict[str, list[float]] = {name: [] for name in arms}
     same = total = 0
     tasks = spread_over_types(load_suite(args.suite, "learn"), args.tasks)

@@ -1,19 +1,26 @@
 """Run untrusted code (tool calls, harness `code` sections, tests) confined to a workspace.
 
-Host-enforced: wall clock (the whole process group is killed), CPU seconds, address space,
-file size, process count, no network, bounded output. The confinement itself happens in
-`sandbox_exec.py`, a separate single-threaded process, so it is safe to call from a
-threaded gRPC server.
+With bubblewrap (`bwrap`) and root, every run gets its own user, PID, mount, network, IPC and UTS
+namespaces and a fresh /proc; a host uid no other run holds; the system directories read-only and
+nothing else of the host; its workspace at /tmp/ws on a size-capped tmpfs that also holds its /tmp;
+memory and process count capped for the whole run by cgroups; rlimits on CPU seconds, address
+space, file size and open files; death with its parent. The host kills it on the wall clock and
+bounds its output. Without bwrap, `sandbox_exec.py` applies what the kernel allows (the fallback).
+`ExecResult.confinement` lists what applied. The launcher is its own single-threaded process, so
+spawning is safe from a threaded gRPC server.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+import logging
 import os
 import shutil
 import signal
 import stat
+import subprocess
 import sys
 import tempfile
 import time
@@ -22,7 +29,21 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from jitagent.sandbox_host import (RunCgroup, leased_uid, mount_capped, owner_tag, reclaim_cgroups,
+                                   reclaim_workspaces, remove_tree)
+
 LAUNCHER = Path(__file__).with_name("sandbox_exec.py")
+BWRAP = shutil.which("bwrap")
+WORKSPACES = Path(tempfile.gettempdir()) / "jitagent-workspaces"
+DISK_MB = 64  # a workspace's tmpfs: its files and the run's /tmp
+DISK_INODES = 16384
+LAUNCH_PROCESSES = 2  # bwrap's monitor and the PID namespace's init, on top of the run's own
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
+# What a run gets with bwrap as root; `ExecResult.confinement` lacks what did not apply.
+FULL_CONFINEMENT = ("bwrap", "userns", "pidns", "mountns", "netns", "ipcns", "utsns", "procfs", "uid",
+                    "cgroup-memory", "cgroup-pids", "rlimits", "disk")
+log = logging.getLogger("jitagent.sandbox")
 
 
 class SandboxLimits(BaseModel):
@@ -32,6 +53,7 @@ class SandboxLimits(BaseModel):
     file_mb: int = Field(16, ge=1, le=1024)
     processes: int = Field(32, ge=1, le=512)
     output_bytes: int = Field(8000, ge=256, le=1_000_000)
+    open_files: int = Field(256, ge=16, le=4096)
 
 
 @dataclass
@@ -83,17 +105,33 @@ def sandbox_python() -> str:
 
 
 class Workspace:
-    """A per-task temporary directory; the only place sandboxed code may write."""
+    """A per-task directory, the only place sandboxed code may write. As root it is a tmpfs of
+    `disk_mb` (also holding the run's /tmp, so both count against the cap); its name says which
+    process owns it, so a successor can remove it if that process is killed."""
 
-    def __init__(self, files: dict[str, str] | None = None, prefix: str = "jitagent-ws-"):
-        self.path = Path(tempfile.mkdtemp(prefix=prefix))
-        for name, content in (files or {}).items():
-            self.write(name, content)
+    def __init__(self, files: dict[str, str] | None = None, prefix: str = "jitagent-ws-", disk_mb: int = DISK_MB):
+        WORKSPACES.mkdir(mode=0o711, exist_ok=True)
+        self.root = Path(tempfile.mkdtemp(prefix=f"{owner_tag()}-{prefix}", dir=WORKSPACES))
+        self.disk_mb = disk_mb
+        self.disk_capped = mount_capped(self.root, disk_mb, DISK_INODES)
+        self.path = self.root / "ws"
+        try:
+            self.path.mkdir()
+            for name, content in (files or {}).items():
+                self.write(name, content)
+        except BaseException:
+            self.close()  # a file that cannot be written leaves no workspace behind
+            raise
 
     def resolve(self, relative: str) -> Path:
         """A path inside the workspace, or ValueError for one that escapes it."""
-        target = (self.path / relative).resolve()
-        if target != self.path.resolve() and not target.is_relative_to(self.path.resolve()):
+        if "\0" in relative:
+            raise ValueError(f"path {relative!r} contains a NUL byte")
+        if self.path.is_symlink() or not self.path.is_dir():
+            raise ValueError("the workspace directory was replaced; refusing to follow it")
+        base = self.path.resolve()
+        target = (base / relative).resolve()
+        if target != base and not target.is_relative_to(base):
             raise ValueError(f"path {relative!r} is outside the workspace")
         return target
 
@@ -103,28 +141,95 @@ class Workspace:
         target.write_text(content)
         return target
 
-    def _open_to_sandbox_user(self) -> None:
-        if os.geteuid() != 0:
+    def _hand_over(self, uid: int | None) -> None:
+        """Give the workspace's tree to the run's uid; lchown, so a planted symlink redirects nothing."""
+        if uid is None:
             return
-        for root, dirs, files in os.walk(self.path):
+        for directory, dirs, files in os.walk(self.root):
             for name in [*dirs, *files]:
-                p = os.path.join(root, name)
-                if not os.path.islink(p):
-                    os.chmod(p, 0o777 if os.path.isdir(p) else 0o666)
-        os.chmod(self.path, 0o777)
+                os.chown(os.path.join(directory, name), uid, uid, follow_symlinks=False)
+        os.chown(self.root, uid, uid)
+        os.chmod(self.root, 0o700)
+
+    def _clear_scratch(self) -> None:
+        """A run's /tmp vanishes with it: everything on the workspace's disk but the workspace."""
+        for entry in os.scandir(self.root):
+            if entry.name == self.path.name:
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                os.unlink(entry.path)
 
     async def run(self, argv: list[str], limits: SandboxLimits | None = None, stdin: str | None = None,
                   deadline: float | None = None) -> ExecResult:
         return await run_confined(argv, self, limits or SandboxLimits(), stdin=stdin, deadline=deadline)
 
     def close(self) -> None:
-        shutil.rmtree(self.path, ignore_errors=True)
+        remove_tree(self.root)
 
     def __enter__(self) -> Workspace:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def reclaim_leftovers() -> list[str]:
+    """Remove the workspaces and run cgroups of a predecessor that was killed mid-run (its sandboxes
+    died with it: bwrap's --die-with-parent). Called once at server start-up."""
+    return reclaim_workspaces(WORKSPACES) + reclaim_cgroups()
+
+
+def _interpreter_dirs() -> list[str]:
+    """The install of `sandbox_python()` when it is this process's own (a venv), to bind read-only."""
+    if sandbox_python() != sys.executable:
+        return []
+    return sorted({d for d in (sys.prefix, sys.base_prefix)
+                   if not any(d == s or d.startswith(s + "/") for s in SYSTEM_DIRS)})
+
+
+def _bwrap_argv(workspace: Workspace) -> list[str]:
+    argv = [BWRAP, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session"]
+    for path in (*SYSTEM_DIRS, *_interpreter_dirs()):
+        if os.path.islink(path):
+            argv += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            argv += ["--ro-bind", path, path]
+    return argv + ["--proc", "/proc", "--dev", "/dev", "--size", str(workspace.disk_mb << 20), "--tmpfs", "/dev/shm",
+                   "--bind", str(workspace.root), "/tmp", "--bind", str(workspace.path), "/tmp/ws",
+                   "--chdir", "/tmp/ws", "--remount-ro", "/", "--"]
+
+
+def _launcher_config(workspace: Workspace, limits: SandboxLimits, uid: int | None, cgroups: dict[str, str],
+                     use_bwrap: bool, report_fd: int | None = None) -> dict:
+    return {
+        "workspace": str(workspace.root), "uid": uid, "cgroups": cgroups, "report_fd": report_fd,
+        "bwrap": _bwrap_argv(workspace) if use_bwrap else None,
+        "limits": {"cpu_s": limits.cpu_s, "memory_bytes": limits.memory_mb << 20, "file_bytes": limits.file_mb << 20,
+                   "processes": limits.processes + LAUNCH_PROCESSES, "open_files": limits.open_files},
+    }
+
+
+def _launcher_argv(config: dict, argv: list[str]) -> list[str]:
+    return [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(config), "--", *argv]
+
+
+@functools.cache
+def bwrap_works() -> bool:
+    """Whether bwrap can confine a run here: installed, and user namespaces allowed (probed once)."""
+    if BWRAP is None:
+        log.warning("bwrap is not installed: sandboxed runs use the fallback launcher")
+        return False
+    with Workspace() as workspace, leased_uid() as uid:
+        workspace._hand_over(uid)
+        config = _launcher_config(workspace, SandboxLimits(), uid, {}, use_bwrap=True)
+        probe = subprocess.run(_launcher_argv(config, ["/bin/true"]), capture_output=True, text=True, timeout=30,
+                               env={"PATH": SANDBOX_PATH})
+    if probe.returncode != 0:
+        log.warning("bwrap cannot confine runs here (%s): sandboxed runs use the fallback launcher",
+                    probe.stderr.strip()[-300:])
+    return probe.returncode == 0
 
 
 async def _read_bounded(stream: asyncio.StreamReader, cap: int) -> tuple[bytes, bool]:
@@ -145,36 +250,47 @@ async def run_confined(argv: list[str], workspace: Workspace, limits: SandboxLim
     wall = limits.wall_s
     if deadline is not None:
         wall = max(0.05, min(wall, deadline - time.monotonic()))
-    workspace._open_to_sandbox_user()
-    config = {
-        "workspace": str(workspace.path),
-        "report_fd": None,
-        "limits": {"cpu_s": limits.cpu_s, "memory_bytes": limits.memory_mb << 20,
-                   "file_bytes": limits.file_mb << 20, "processes": limits.processes},
-    }
+    use_bwrap = await asyncio.to_thread(bwrap_works)
+    with leased_uid() as uid:
+        cgroup = RunCgroup(limits.memory_mb << 20, limits.processes + LAUNCH_PROCESSES)
+        try:
+            await asyncio.to_thread(workspace._hand_over, uid)
+            config = _launcher_config(workspace, limits, uid, cgroup.joins, use_bwrap)
+            result = await _launch(argv, config, cgroup, stdin, wall, limits.output_bytes)
+        finally:
+            cgroup.kill()  # nothing of the run outlives it, nor holds its uid for the next one
+            workspace._clear_scratch()
+    if workspace.disk_capped:
+        result.confinement.append("disk")
+    return result
+
+
+async def _launch(argv: list[str], config: dict, cgroup: RunCgroup, stdin: str | None, wall: float,
+                  output_bytes: int) -> ExecResult:
     report_r, report_w = os.pipe()
     config["report_fd"] = report_w
     start = time.monotonic()
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-I", str(LAUNCHER), json.dumps(config), "--", *argv,
-        stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        start_new_session=True, pass_fds=(report_w,),
-        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-    )
-    os.close(report_w)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *_launcher_argv(config, argv),
+            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            start_new_session=True, pass_fds=(report_w,), env={"PATH": SANDBOX_PATH},
+        )
+    finally:
+        os.close(report_w)
     timed_out = False
     try:
         if stdin is not None:
             proc.stdin.write(stdin.encode())
             proc.stdin.close()
         reads = asyncio.ensure_future(asyncio.gather(
-            _read_bounded(proc.stdout, limits.output_bytes),
-            _read_bounded(proc.stderr, limits.output_bytes), proc.wait()))
+            _read_bounded(proc.stdout, output_bytes), _read_bounded(proc.stderr, output_bytes), proc.wait()))
         done, _ = await asyncio.wait({reads}, timeout=wall)
         if not done:
             timed_out = True
             _kill_group(proc.pid)
+            cgroup.kill()
         (out, out_cut), (err, err_cut), _ = await reads
     finally:
         if proc.returncode is None:  # cancelled by the caller: the work stops with it

@@ -1,12 +1,12 @@
 """Sandbox launcher: runs as its own single-threaded process, confines itself, then execs.
 
-Invoked by `jitagent.sandbox` as `python -I sandbox_exec.py CONFIG_JSON -- ARGV...`.
-Steps, in order (each where the kernel allows it; what was applied is reported on a pipe):
-new PID, mount and network namespaces; private tmpfs over /tmp, /var/tmp and /dev/shm so
-writes outside the workspace vanish with the run; the workspace bind-mounted at /tmp/ws;
-an unprivileged uid (so RLIMIT_NPROC applies: it is not enforced for root); rlimits; exec.
-The first process in the new PID namespace is its init: when it dies every process in it
-dies, so a fork bomb cannot outlive the run.
+Invoked by `jitagent.sandbox` as `python -I -S sandbox_exec.py CONFIG_JSON -- ARGV...`.
+In order: join the run's cgroups (so every later fork counts), rlimits, the run's own uid, then
+either exec bubblewrap (config `bwrap`: the namespaces, fresh /proc and mounts are its job) or,
+the fallback, unshare PID, mount and network namespaces itself: a fresh /proc, private tmpfs over
+/var/tmp and /dev/shm, the workspace's disk as /tmp and the workspace at /tmp/ws. What applied is
+reported on a pipe. The first process in a new PID namespace is its init: when it dies every
+process in it dies, so a fork bomb cannot outlive the run.
 """
 
 import ctypes
@@ -19,11 +19,14 @@ import sys
 CLONE_NEWNS = 0x00020000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
 MS_BIND = 4096
 MS_REC = 16384
 MS_PRIVATE = 1 << 18
 PR_SET_PDEATHSIG = 1
-SANDBOX_UID = 65534  # nobody
+BWRAP_CONFINEMENT = ["bwrap", "userns", "pidns", "mountns", "netns", "ipcns", "utsns", "procfs"]
+ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp/ws", "LANG": "C.UTF-8",
+       "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8"}
 
 libc = ctypes.CDLL(None, use_errno=True)
 
@@ -37,56 +40,82 @@ def _mount(src: str, target: str, fstype: str | None, flags: int, data: str | No
                  fstype.encode() if fstype else None, flags, data.encode() if data else None)
 
 
+def _join_cgroups(cgroups: dict[str, str]) -> list[str]:
+    joined = []
+    for label, procs in cgroups.items():
+        try:
+            with open(procs, "w") as f:
+                f.write(str(os.getpid()))
+            joined.append(label)
+        except OSError:
+            pass
+    return joined
+
+
+def _set_limits(limits: dict) -> None:
+    resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_s"], limits["cpu_s"] + 1))
+    resource.setrlimit(resource.RLIMIT_AS, (limits["memory_bytes"],) * 2)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_bytes"],) * 2)
+    resource.setrlimit(resource.RLIMIT_NPROC, (limits["processes"],) * 2)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limits["open_files"],) * 2)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _confine_by_hand(workspace: str) -> list[str]:
+    """The fallback without bwrap: namespaces and mounts set up here, where the kernel allows."""
+    applied: list[str] = []
+    if os.geteuid() != 0 or not _call(libc.unshare, CLONE_NEWNS | CLONE_NEWPID):
+        os.chdir(os.path.join(workspace, "ws"))
+        return applied
+    # opened after unshare: a bind mount's source must belong to the caller's mount namespace
+    disk_fd = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY)
+    applied.append("pidns")
+    pid = os.fork()
+    if pid:  # the launcher waits for the namespace's init and mirrors its status
+        _, status = os.waitpid(pid, 0)
+        os._exit(os.waitstatus_to_exitcode(status) & 0xFF if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
+    if _mount("", "/", None, MS_REC | MS_PRIVATE, None):
+        ok = all(_mount("tmpfs", d, "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
+                 for d in ("/var/tmp", "/dev/shm") if os.path.isdir(d))
+        if ok and _mount(f"/proc/self/fd/{disk_fd}", "/tmp", None, MS_BIND, None) and \
+                _mount("/tmp/ws", "/tmp/ws", None, MS_BIND, None):  # a mount point cannot be replaced
+            applied.append("mountns")
+        if _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None):
+            applied.append("procfs")
+    if _call(libc.unshare, CLONE_NEWNET):
+        applied.append("netns")
+    os.chdir("/tmp/ws" if "mountns" in applied else os.path.join(workspace, "ws"))
+    os.close(disk_fd)
+    return applied
+
+
 def main() -> None:
     sep = sys.argv.index("--")
     config = json.loads(sys.argv[1])
     argv = sys.argv[sep + 1:]
     report = os.fdopen(config["report_fd"], "w") if config.get("report_fd") else None
-    applied: list[str] = []
-    parent = os.getpid()
-    unshared = os.geteuid() == 0 and _call(libc.unshare, CLONE_NEWNS | CLONE_NEWPID)
-    # opened after unshare: a bind mount's source must belong to the caller's mount namespace
-    ws_fd = os.open(config["workspace"], os.O_RDONLY | os.O_DIRECTORY)
-    if unshared:
-        applied.append("pidns")
-        pid = os.fork()
-        if pid:  # the launcher waits for the namespace's init and mirrors its status
-            os.close(ws_fd)
-            if report:
-                report.close()
-            _, status = os.waitpid(pid, 0)
-            os._exit(os.waitstatus_to_exitcode(status) & 0xFF if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
-        if _mount("", "/", None, MS_REC | MS_PRIVATE, None):
-            ok = all(_mount("tmpfs", d, "tmpfs", 0, "size=64m,mode=1777") for d in ("/tmp", "/var/tmp", "/dev/shm")
-                     if os.path.isdir(d))
-            os.makedirs("/tmp/ws", exist_ok=True)
-            if ok and _mount(f"/proc/self/fd/{ws_fd}", "/tmp/ws", None, MS_BIND, None):
-                applied.append("mountns")
-    if config.get("no_network", True) and os.geteuid() == 0 and _call(libc.unshare, CLONE_NEWNET):
-        applied.append("netns")
-    os.chdir("/tmp/ws" if "mountns" in applied else ws_fd)
-    os.close(ws_fd)
-    if os.geteuid() == 0:
-        os.setgroups([])
-        os.setgid(SANDBOX_UID)
-        os.setuid(SANDBOX_UID)
-        applied.append("uid")
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # set after setuid: credential changes clear it
-    if os.getppid() != parent and "pidns" not in applied:
-        os._exit(137)
-    limits = config["limits"]
-    resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_s"], limits["cpu_s"] + 1))
-    resource.setrlimit(resource.RLIMIT_AS, (limits["memory_bytes"],) * 2)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_bytes"],) * 2)
-    resource.setrlimit(resource.RLIMIT_NPROC, (limits["processes"],) * 2)
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    parent = os.getppid()
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the fallback's waiting launcher dies with the server too
+    applied = _join_cgroups(config["cgroups"])
+    if config["bwrap"]:
+        argv = config["bwrap"] + argv
+        applied += BWRAP_CONFINEMENT
+    else:
+        applied += _confine_by_hand(config["workspace"])
+    _set_limits(config["limits"])
     applied.append("rlimits")
+    if config["uid"] is not None:
+        os.setgroups([])
+        os.setgid(config["uid"])
+        os.setuid(config["uid"])
+        applied.append("uid")
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # again: credential changes clear it
+    if os.getppid() != parent and os.getpid() != 1:  # pid 1: the fallback's namespace init, its parent waits
+        os._exit(137)  # the parent died before the line above
     if report:
         report.write(json.dumps(applied))
         report.close()
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": os.getcwd(), "LANG": "C.UTF-8",
-           "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8"}
-    os.execvpe(argv[0], argv, env)
+    os.execvpe(argv[0], argv, ENV)
 
 
 if __name__ == "__main__":

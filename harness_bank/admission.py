@@ -1,8 +1,8 @@
 """Frontier-only admission: a candidate replaces a cluster's incumbent only on credible progress.
 
 Rule (every decision carries its reason):
-1. no incumbent yet → the candidate becomes incumbent;
-2. fewer than `min_runs` runs of the candidate → keep the incumbent (a lucky run is not evidence);
+1. fewer than `min_runs` runs of the candidate → no change (a lucky run, or one report, is not evidence);
+2. no incumbent yet → the candidate becomes incumbent if it earned any reward;
 3. reward difference whose 95% interval lies above zero → promote (higher reward beyond noise);
 4. interval containing zero (tied within noise) and candidate mean not lower by more than
    `tie_margin` → promote if it is cheaper by `cost_margin` in tokens, or else faster by it;
@@ -49,10 +49,13 @@ class AdmissionPolicy:
     cost_margin: float = 0.10
 
     def decide(self, candidate: Stats, incumbent: Stats | None) -> Decision:
-        if incumbent is None:
-            return Decision(True, "first harness with outcomes in this cluster")
         if candidate.n < self.min_runs:
             return Decision(False, f"candidate has {candidate.n} run(s), needs {self.min_runs}")
+        if incumbent is None:
+            if candidate.mean_reward > 0:
+                return Decision(True, f"first harness with {candidate.n} runs and reward "
+                                      f"{candidate.mean_reward:.2f} in this cluster")
+            return Decision(False, f"no incumbent yet and this candidate earned nothing in {candidate.n} runs")
         diff = candidate.mean_reward - incumbent.mean_reward
         half_width = self.z * math.sqrt(candidate.var_reward / candidate.n + incumbent.var_reward / max(incumbent.n, 1))
         summary = f"reward {candidate.mean_reward:.2f} (n={candidate.n}) vs {incumbent.mean_reward:.2f} (n={incumbent.n}), diff {diff:+.2f} ± {half_width:.2f}"

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
+import sqlite3
+import statistics
 import threading
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass
@@ -13,6 +16,7 @@ import numpy as np
 from harness_bank.admission import AdmissionPolicy, Decision, Stats
 from harness_bank.embedder import DIM, Embedder, digest
 from harness_bank.index import VectorIndex
+from harness_bank.router import ArmEvidence
 from harness_bank.store import Store, now
 
 _SHARED_EMBEDDER: Embedder | None = None
@@ -42,6 +46,8 @@ class Outcome:
     task_type: str | None = None
     tags: tuple[str, ...] = ()
     source: str = "run"  # run | feedback
+    answer: str | None = None  # what the harness answered (None: no answer)
+    trace: str = ""  # its last steps, trimmed: what reflective mutation reads
 
     @property
     def tokens(self) -> int | None:
@@ -71,7 +77,6 @@ class HarnessBank:
     NEIGHBOURS = 64          # experiences looked at per retrieval
     EXPERIENCE_MIN_SIM = 0.5  # below this a past task says nothing about this one
     CLUSTER_MIN_SIM = 0.6
-    REWARD_WEIGHT = 0.6
 
     def __init__(self, path: str | Path, policy: AdmissionPolicy | None = None, embedder: Embedder | None = None,
                  index_kind: str = "hnsw"):
@@ -212,33 +217,129 @@ class HarnessBank:
 
     # --- retrieval -----------------------------------------------------------------------
     def search(self, task_text: str, k: int = 3) -> list[Hit]:
-        """Top-k harnesses for a task: similarity of their description to the task, moved up or
-        down by the reward they earned on similar past tasks (weighted by similarity and by how
-        much evidence there is)."""
+        """Top-k harnesses for a task, ranked by the reward they earned on the nearest past tasks
+        (similarity-weighted, shrunk toward the neighbourhood's mean by one pseudo-outcome);
+        similarity of their description to the task only breaks ties. A synthesized harness is
+        offered only once it has earned reward somewhere."""
         query = self.embedder.embed_one(task_text)
+        return self._rank(query, self._near(query), k)
+
+    def _near(self, query: np.ndarray) -> list[tuple[sqlite3.Row, float]]:
+        """(outcome row, similarity) of the nearest past tasks that say something about this one."""
+        near = [(oid, sim) for oid, sim in self._experiences(query, self.NEIGHBOURS) if sim >= self.EXPERIENCE_MIN_SIM]
+        if not near:
+            return []
+        sims = dict(near)
+        rows = self.store.query(f"SELECT id, harness_id, reward, cluster FROM outcomes WHERE id IN "
+                                f"({','.join('?' * len(sims))})", tuple(sims))
+        return [(r, sims[r["id"]]) for r in rows]
+
+    def _rank(self, query: np.ndarray, near: list[tuple[sqlite3.Row, float]], k: int,
+              exclude: frozenset[str] = frozenset()) -> list[Hit]:
         ids, names, matrix = self._descriptions()
         if not ids:
             return []
-        description_sim = dict(zip(ids, (matrix @ query).tolist()))
+        offered = {r[0] for r in self.store.query(
+            "SELECT id FROM harnesses h WHERE origin = 'seed' "
+            "OR EXISTS (SELECT 1 FROM outcomes o WHERE o.harness_id = h.id AND o.reward > 0)")}
         evidence: dict[str, list[tuple[float, float]]] = defaultdict(list)
-        near = [(oid, sim) for oid, sim in self._experiences(query, self.NEIGHBOURS) if sim >= self.EXPERIENCE_MIN_SIM]
-        if near:
-            sims = dict(near)
-            placeholders = ",".join("?" * len(near))
-            for r in self.store.query(f"SELECT id, harness_id, reward FROM outcomes WHERE id IN ({placeholders})",
-                                      tuple(sims)):
-                evidence[r["harness_id"]].append((sims[r["id"]], r["reward"]))
+        for row, sim in near:
+            evidence[row["harness_id"]].append((sim, row["reward"]))
+        base = statistics.fmean(row["reward"] for row, _ in near) if near else 0.5
         hits = []
-        for harness_id, sim in description_sim.items():
+        for harness_id, sim in zip(ids, (matrix @ query).tolist()):
+            if harness_id not in offered or harness_id in exclude:
+                continue
             seen = evidence.get(harness_id, [])
-            prior = sum(s * r for s, r in seen) / sum(s for s, _ in seen) if seen else None
-            confidence = min(1.0, len(seen) / 3)
-            best_sim = max([sim] + [s for s, _ in seen])
-            score = best_sim + (self.REWARD_WEIGHT * (prior - 0.5) * confidence if prior is not None else 0.0)
-            hits.append(Hit(harness_id, names[harness_id], round(score, 4), round(best_sim, 4),
+            weight = sum(s for s, _ in seen)
+            prior = sum(s * r for s, r in seen) / weight if seen else None
+            earned = (weight * (prior or 0.0) + base) / (weight + 1)
+            hits.append(Hit(harness_id, names[harness_id], round(earned, 4), round(sim, 4),
                             None if prior is None else round(prior, 4), len(seen)))
-        hits.sort(key=lambda h: (-h.score, h.harness_id))
+        hits.sort(key=lambda h: (-round(h.score, 2), -h.similarity, h.harness_id))
         return hits[:k]
+
+    def arm_evidence(self, task_text: str, cluster: str, references: int) -> tuple[list[ArmEvidence], float]:
+        """What a router needs for one task: every harness with outcomes in its cluster and the top
+        references, each with its record here, on the nearest past tasks of other clusters and
+        elsewhere; and the base reward (the cluster's mean, else the neighbourhood's, else 0.5).
+        Harnesses rolled back in this cluster are left out: an operator retired them."""
+        query = self.embedder.embed_one(task_text)
+        near = self._near(query)
+        retired = self.retired(cluster)
+        hits = self._rank(query, near, references, exclude=frozenset(retired))
+        local = {r["harness_id"]: r for r in self.store.query(
+            "SELECT harness_id, COUNT(*) AS n, SUM(reward) AS rewards, AVG(prompt_tokens + completion_tokens) AS tokens, "
+            "COUNT(prompt_tokens + completion_tokens) AS known FROM outcomes WHERE cluster = ? GROUP BY harness_id",
+            (cluster,)) if r["harness_id"] not in retired}
+        ids = list(dict.fromkeys([*local, *(h.harness_id for h in hits)]))
+        if not ids:
+            return [], 0.5
+        marks = ",".join("?" * len(ids))
+        elsewhere = {r["harness_id"]: r for r in self.store.query(
+            f"SELECT harness_id, COUNT(*) AS n, AVG(reward) AS reward, AVG(prompt_tokens + completion_tokens) AS tokens, "
+            f"COUNT(prompt_tokens + completion_tokens) AS known FROM outcomes WHERE cluster != ? AND harness_id IN ({marks}) "
+            f"GROUP BY harness_id", (cluster, *ids))}
+        meta = {r["id"]: r for r in self.store.query(f"SELECT id, name, origin FROM harnesses WHERE id IN ({marks})",
+                                                     tuple(ids))}
+        near_out: dict[str, list[tuple[float, float]]] = defaultdict(list)
+        for row, sim in near:
+            if row["cluster"] != cluster:
+                near_out[row["harness_id"]].append((sim, row["reward"]))
+        similarity = {h.harness_id: h.similarity for h in hits}
+        arms = []
+        for hid in ids:
+            here, there, seen = local.get(hid), elsewhere.get(hid), near_out.get(hid, [])
+            weight = sum(s for s, _ in seen)
+            tokens = next((r["tokens"] for r in (here, there) if r is not None and r["n"]), None)
+            known = next((r["known"] == r["n"] for r in (here, there) if r is not None and r["n"]), False)
+            arms.append(ArmEvidence(
+                hid, meta[hid]["name"], meta[hid]["origin"], here["n"] if here else 0, here["rewards"] if here else 0.0,
+                weight, sum(s * r for s, r in seen) / weight if seen else None,
+                there["n"] if there else 0, there["reward"] if there else None,
+                tokens if known else None, similarity.get(hid, 0.0)))
+        runs = sum(a.runs for a in arms)
+        base = (sum(a.reward_sum for a in arms) / runs if runs
+                else statistics.fmean(row["reward"] for row, _ in near) if near else 0.5)
+        return arms, base
+
+    def has_outcome(self, harness_id: str, task_id: str) -> bool:
+        return bool(self.store.query("SELECT 1 FROM outcomes WHERE harness_id = ? AND task_id = ? LIMIT 1",
+                                     (harness_id, task_id)))
+
+    def outcome_summary(self, harness_id: str, task_ids: list[str]) -> tuple[int, float | None, float | None]:
+        """Runs, mean reward and mean tokens (None when any count is unknown) of a harness on some tasks."""
+        rows = self.store.query(
+            f"SELECT reward, prompt_tokens + completion_tokens AS tokens FROM outcomes WHERE harness_id = ? "
+            f"AND task_id IN ({','.join('?' * len(task_ids))})", (harness_id, *task_ids))
+        if not rows:
+            return 0, None, None
+        tokens = [r["tokens"] for r in rows]
+        return (len(rows), statistics.fmean(r["reward"] for r in rows),
+                None if None in tokens else statistics.fmean(tokens))
+
+    def backup(self, path: str | Path) -> None:
+        """A consistent copy of the bank (database and index) at `path`, e.g. to start several
+        experiments from one warmed bank."""
+        self.index.save()
+        target = sqlite3.connect(path)
+        with self.store._lock:
+            self.store.db.backup(target)
+        target.close()
+        shutil.copyfile(self.index.path, Path(str(path) + ".faiss"))
+
+    def failures(self, cluster: str, harness_id: str, limit: int = 3) -> list[dict]:
+        """The most recent outcomes of a harness in a cluster that fell short of full reward."""
+        rows = self.store.query(
+            "SELECT task_text, answer, verdict, trace, reward FROM outcomes WHERE cluster = ? AND harness_id = ? "
+            "AND reward < 1 ORDER BY id DESC LIMIT ?", (cluster, harness_id, limit))
+        return [dict(r) for r in rows]
+
+    def retired(self, cluster: str) -> set[str]:
+        """Harnesses a rollback removed from this cluster (unless they are its incumbent again)."""
+        rows = self.store.query("SELECT previous_id FROM decisions WHERE cluster = ? AND kind = 'rollback'", (cluster,))
+        current = self.store.query("SELECT harness_id FROM incumbents WHERE cluster = ?", (cluster,))
+        return {r[0] for r in rows} - {r[0] for r in current}
 
     def _descriptions(self) -> tuple[list[str], dict[str, str], np.ndarray]:
         """Harness description vectors, cached until a harness is added."""
@@ -267,9 +368,11 @@ class HarnessBank:
         with self.store.transaction() as db:
             oid = db.execute(
                 "INSERT INTO outcomes (harness_id, task_id, task_digest, task_text, cluster, reward, prompt_tokens, "
-                "completion_tokens, wall_s, verdict, source, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (outcome.harness_id, outcome.task_id, digest(outcome.task_text), outcome.task_text, cluster, outcome.reward,
-                 outcome.prompt_tokens, outcome.completion_tokens, outcome.wall_s, outcome.verdict, outcome.source, now())).lastrowid
+                "completion_tokens, wall_s, verdict, source, created_at, answer, trace) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (outcome.harness_id, outcome.task_id, digest(outcome.task_text), outcome.task_text, cluster,
+                 outcome.reward, outcome.prompt_tokens, outcome.completion_tokens, outcome.wall_s, outcome.verdict,
+                 outcome.source, now(), outcome.answer, outcome.trace[:4000])).lastrowid
             vid = db.execute("INSERT INTO vectors (kind, ref, vector) VALUES ('experience', ?, ?)",
                              (str(oid), vector.tobytes())).lastrowid
             decision = self._admit(db, cluster, outcome.harness_id)

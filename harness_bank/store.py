@@ -43,6 +43,12 @@ MIGRATIONS: list[str] = [
     CREATE INDEX candidates_task ON candidates(task_digest);
     DROP TABLE embedding_cache;
     """,
+    # 3: what a harness answered and its last steps (reflective mutation reads failures), per-harness reads
+    """
+    ALTER TABLE outcomes ADD COLUMN answer TEXT;
+    ALTER TABLE outcomes ADD COLUMN trace TEXT NOT NULL DEFAULT '';
+    CREATE INDEX outcomes_harness ON outcomes(harness_id);
+    """,
 ]
 
 

@@ -1,13 +1,19 @@
-"""The JIT pipeline, top to bottom: route → retrieve → synthesize → repair → execute → verify → admit.
+"""The JIT pipeline, top to bottom: route → (run the chosen harness | synthesize a variant) → execute →
+verify → record.
 
-Plain Python usable without the server. It is the only piece that knows both the bank and
-the runtime: the bank knows nothing of models, the runtime nothing of the bank.
+Measured outcomes decide which harness runs: a bandit per task cluster (`harness_bank.router`) picks
+among the harnesses that earned reward there and the top references, and spends synthesis only
+where it explores — a known cluster costs what its best harness costs. Plain Python usable without
+the server. It is the only piece that knows both the bank and the runtime: the bank knows nothing
+of models, the runtime nothing of the bank.
 """
 
 from __future__ import annotations
 
 import asyncio
+import random
 import time
+import zlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Literal
@@ -15,6 +21,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from harness_bank import HarnessBank, Outcome
+from harness_bank.router import RouteChoice, Router, RouterConfig
 from jitagent.models.base import CancelToken, ModelClient
 from jitagent.runtime.agent import Runtime
 from jitagent.runtime.events import AgentEvent, RunResult
@@ -22,15 +29,17 @@ from jitagent.spec import HarnessSpec, parse_spec
 from jitagent.synthesis.synthesize import Synthesis, SynthesisConfig, SynthesisCost, SynthesisEvent, Synthesizer
 from jitagent.tasks import Task
 
-Route = Literal["reused", "synthesized", "fallback"]
+Route = Literal["exploit", "explore", "synthesized", "fallback"]
+ROUTES: tuple[Route, ...] = ("exploit", "explore", "synthesized", "fallback")
 
 
 class PipelineConfig(BaseModel):
-    k: int = Field(3, ge=1, le=13, description="references retrieved (small: whole archives make meta-agents worse)")
-    reuse_min_runs: int = Field(4, ge=1, description="an incumbent with at least this many runs ...")
-    reuse_min_reward: float = Field(0.75, ge=0, le=1, description="... and at least this mean reward is reused as is")
+    router: RouterConfig = Field(default_factory=RouterConfig)
     learn: bool = Field(True, description="record outcomes in the bank (streaming JIT); False: static")
     keep_candidates: bool = Field(True, description="store every candidate in the bank (lineage, training data)")
+    mutation_n: int = Field(1, ge=1, le=8, description="candidates of a reflective mutation: the bandit, not "
+                                                          "the meta-model's taste, chooses among variants")
+    failures: int = Field(3, ge=0, le=5, description="recent failures of the parent shown to a mutation")
     synthesis: SynthesisConfig = Field(default_factory=SynthesisConfig)
 
 
@@ -70,6 +79,7 @@ class JitPipeline:
         self.meta = meta
         self.solver = solver
         self.config = config or PipelineConfig()
+        self.router = Router(self.config.router)
         self.runtime = Runtime(solver)
         self.synthesizer = Synthesizer(meta, self.runtime, self.config.synthesis)
         self._specs: dict[str, HarnessSpec] = {}
@@ -80,18 +90,25 @@ class JitPipeline:
         cancel = cancel or CancelToken()
         if deadline is not None:
             cancel.deadline = deadline if cancel.deadline is None else min(deadline, cancel.deadline)
-        cluster, incumbent, hits = await asyncio.to_thread(self._route, task)
-        synthesis, references, cost = None, [], SynthesisCost()
-        if incumbent is not None:
-            route: Route = "reused"
-            spec = self._spec(incumbent["harness_id"])
-            yield PipelineEvent("route", f"reused incumbent {spec.id} of {cluster} ({incumbent['runs']} runs, "
-                                         f"mean reward {incumbent['mean_reward']:.2f})", {"route": route, "cluster": cluster})
+        cluster, choice, failures = await asyncio.to_thread(self._route, task, seed)
+        arms = [a.to_dict() for a in choice.arms]
+        synthesis, cost = None, SynthesisCost()
+        if choice.route != "synthesize":
+            route: Route = choice.route
+            spec = self._spec(choice.arm.evidence.harness_id)
+            yield PipelineEvent("route", f"{route} {spec.name} in {cluster}: {choice.reason}",
+                                {"route": route, "cluster": cluster, "arms": arms})
         else:
-            references = [h.to_dict() for h in hits]
-            yield PipelineEvent("retrieved", ", ".join(f"{h.name} ({h.score:.2f})" for h in hits), {"references": references})
-            specs = [self._spec(h.harness_id) for h in hits]
-            async for item in self.synthesizer.stream(task, specs, {h.harness_id: h.prior_reward for h in hits}, seed, cancel, n):
+            parents = [choice.arm] if choice.arm is not None else sorted(
+                choice.arms, key=lambda a: (-a.mean, -a.evidence.similarity))
+            specs = [self._spec(a.evidence.harness_id) for a in parents]
+            yield PipelineEvent("retrieved", ", ".join(f"{a.evidence.name} ({a.mean:.2f})" for a in parents),
+                                {"references": arms})
+            mutation = choice.arm is not None
+            async for item in self.synthesizer.stream(
+                    task, specs, {a.evidence.harness_id: a.mean for a in parents}, seed, cancel,
+                    self.config.mutation_n if mutation else n, failures=failures if mutation else None,
+                    clean_parents=frozenset(a.evidence.harness_id for a in choice.arms if a.evidence.runs)):
                 if isinstance(item, SynthesisEvent):
                     yield PipelineEvent(item.kind, item.text, {"candidate": item.candidate, "ok": item.ok})
                 else:
@@ -102,8 +119,10 @@ class JitPipeline:
             if synthesis.chosen is not None:
                 route, spec = "synthesized", synthesis.chosen
             else:
-                route, spec = "fallback", specs[0]
-            yield PipelineEvent("route", f"{route}: {synthesis.reason}", {"route": route, "cluster": cluster})
+                route, spec = "fallback", self._spec((choice.best or parents[0]).evidence.harness_id)
+            kind = "mutation of " + choice.arm.evidence.name if mutation else "cold cluster"
+            yield PipelineEvent("route", f"{route} ({kind}; {choice.reason}): {synthesis.reason}",
+                                {"route": route, "cluster": cluster, "arms": arms})
         yield PipelineEvent("chosen", f"{spec.name} ({spec.id})", {"harness_id": spec.id, "spec": spec.model_dump(mode="json")})
         run, decision = None, ""
         if execute:
@@ -118,7 +137,7 @@ class JitPipeline:
             if self.config.learn and run.error is None and task.verifier.kind != "none":
                 decision = await asyncio.to_thread(self._admit, task, spec, run, cluster)
                 yield PipelineEvent("bank", decision, {"cluster": cluster})
-        result = SolveResult(task.id, route, spec, cluster, synthesis, run, references, cost, time.monotonic() - start, decision)
+        result = SolveResult(task.id, route, spec, cluster, synthesis, run, arms, cost, time.monotonic() - start, decision)
         yield PipelineEvent("result", run.answer or "" if run else "", {"result": result})
 
     async def solve(self, task: Task, **kw) -> SolveResult:
@@ -128,14 +147,17 @@ class JitPipeline:
                 result = event.data["result"]
         return result
 
-    def _route(self, task: Task):
-        """Routing first: a confident incumbent of the task's cluster is reused without synthesis;
-        otherwise the top-k references are retrieved. One thread hop for all the bank reads."""
+    def _route(self, task: Task, seed: int) -> tuple[str, RouteChoice, list[dict]]:
+        """The task's cluster, the bandit's choice and, for a mutation, its parent's recent failures.
+        One thread hop for all the bank reads; the draw is seeded by (seed, task), so a run repeats."""
         cluster = self.bank.cluster_for(task.prompt, task.type, tuple(task.tags))
-        incumbent = self.bank.incumbent(cluster)
-        if incumbent and incumbent["runs"] >= self.config.reuse_min_runs and incumbent["mean_reward"] >= self.config.reuse_min_reward:
-            return cluster, incumbent, []
-        return cluster, None, self.bank.search(task.prompt, self.config.k)
+        evidence, base = self.bank.arm_evidence(task.prompt, cluster, self.config.router.references)
+        rng = random.Random(zlib.crc32(f"{seed}:{task.id}:{task.prompt}".encode()))
+        choice = self.router.choose(evidence, base, rng)
+        failures = []
+        if choice.route == "synthesize" and choice.arm is not None and self.config.failures:
+            failures = self.bank.failures(cluster, choice.arm.evidence.harness_id, self.config.failures)
+        return cluster, choice, failures
 
     def _spec(self, harness_id: str) -> HarnessSpec:
         """Specs are immutable by id (content digest), so parsed ones are cached."""
@@ -154,8 +176,19 @@ class JitPipeline:
 
     def _admit(self, task: Task, spec: HarnessSpec, run: RunResult, cluster: str) -> str:
         self.bank.add_harness(spec.model_dump(mode="json"))
-        decision = self.bank.record_outcome(Outcome(
-            harness_id=spec.id, task_id=task.id, task_text=task.prompt, reward=run.reward,
-            prompt_tokens=run.cost.prompt_tokens, completion_tokens=run.cost.completion_tokens, wall_s=run.cost.wall_s,
-            verdict=run.verdict[:500], cluster=cluster, source="run"))
+        decision = self.bank.record_outcome(outcome_of(task, spec, run, cluster))
         return ("promoted: " if decision.promote else "kept incumbent: ") + decision.reason
+
+
+def outcome_of(task: Task, spec: HarnessSpec, run: RunResult, cluster: str | None = None) -> Outcome:
+    """A verified run as the bank's evidence (the bank needs the harness stored first)."""
+    return Outcome(harness_id=spec.id, task_id=task.id, task_text=task.prompt, reward=run.reward,
+                   prompt_tokens=run.cost.prompt_tokens, completion_tokens=run.cost.completion_tokens,
+                   wall_s=run.cost.wall_s, verdict=run.verdict[:500], cluster=cluster, task_type=task.type,
+                   tags=tuple(task.tags), source="run", answer=run.answer, trace=last_steps(run))
+
+
+def last_steps(run: RunResult, steps: int = 3, limit: int = 400) -> str:
+    """The run's last model and tool steps, trimmed: what a reflective mutation reads."""
+    events = [e for e in run.trajectory.events if e.kind in ("model", "tool", "verify")][-steps:]
+    return "\n".join(f"[{e.kind}{':' + e.tool if e.tool else ''}] {e.text[:limit]}" for e in events)

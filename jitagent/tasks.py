@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from importlib import resources
 from pathlib import Path
 from typing import Literal
@@ -105,3 +106,19 @@ def load_suite(name_or_path: str, split: str | None = None) -> list[Task]:
             raise TaskFileError(f"unknown split {split!r}; splits: {list(SPLITS)}")
         tasks = [t for t in tasks if t.split == split]
     return tasks
+
+
+def spread_over_types(tasks: list[Task], limit: int | None) -> list[Task]:
+    """The first `limit` tasks taken round-robin over task types, so a cut keeps every type."""
+    if not limit or limit >= len(tasks):
+        return tasks
+    by_type: dict[str | None, list[Task]] = defaultdict(list)
+    for task in tasks:
+        by_type[task.type].append(task)
+    queues = list(by_type.values())
+    picked: list[Task] = []
+    while len(picked) < limit:
+        for queue in queues:
+            if queue and len(picked) < limit:
+                picked.append(queue.pop(0))
+    return picked

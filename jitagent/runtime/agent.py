@@ -351,9 +351,14 @@ class Runtime:
         return parsing.extract_answer(text)
 
     async def _plan(self, run: _Run, prompt: str, history: list[dict]) -> str:
+        """The planner is told the agent's tools, or a small model plans a human's how-to ("open a terminal")."""
         recent = "\n".join(m["content"][:300] for m in history[-4:])
+        tools = run.toolbox.allowed
+        can = (f"The agent carries out the plan with these tools:\n{describe_tools(tools)}" if tools
+               else "The agent has no tools: it can only reason and answer in text.")
         return await self._ask(run, [
-            {"role": "system", "content": "Write a short numbered plan (at most 4 steps) to solve the task. Do not solve it."},
+            {"role": "system", "content": "Write a short numbered plan (at most 4 steps) to solve the task. "
+                                          f"Do not solve it. {can}"},
             {"role": "user", "content": prompt + (f"\n\nProgress so far:\n{recent}" if recent else "")}], max_tokens=128)
 
     async def _memory_view(self, run: _Run, history: list[dict], notes: list[str], summary: str, step: int):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 
+import regex
 from pydantic import ValidationError
 
 from jitagent.pipeline import SolveResult
@@ -31,11 +32,17 @@ def task_from_proto(msg: pb.Task, where: str = "task") -> Task:
         verifier["tolerance"] = msg.verifier.tolerance
     verifier["case_sensitive"] = msg.verifier.case_sensitive
     try:
-        return Task(id=msg.id or "task-" + hashlib.sha256(msg.prompt.encode()).hexdigest()[:10], prompt=msg.prompt, type=msg.type or None,
+        task = Task(id=msg.id or "task-" + hashlib.sha256(msg.prompt.encode()).hexdigest()[:10], prompt=msg.prompt, type=msg.type or None,
                     tags=list(msg.tags), tools=list(msg.tools) or None, files=dict(msg.files),
                     public_tests=msg.public_tests or None, verifier=verifier)
     except ValidationError as exc:
         raise RequestError(f"{where}: {format_validation_error(exc)}") from None
+    if task.verifier.kind == "regex":
+        try:
+            regex.compile(task.verifier.pattern or "")  # bounded: Task caps a pattern's length
+        except regex.error as exc:
+            raise RequestError(f"{where}.verifier.pattern: does not compile: {exc}") from None
+    return task
 
 
 def check_n(n: int) -> int:
@@ -77,11 +84,9 @@ def synthesis_to_proto(result: SolveResult) -> pb.SynthesisResult:
     msg = pb.SynthesisResult(task_id=result.task_id, route=result.route, harness=spec_to_harness(result.harness),
                              cluster=result.cluster, wall_s=result.wall_s,
                              reason=result.synthesis.reason if result.synthesis else "")
-    for ref in result.references:
-        r = msg.references.add(harness_id=ref["harness_id"], name=ref["name"], score=ref["score"],
-                               similarity=ref["similarity"], prior_runs=ref["prior_runs"])
-        if ref["prior_reward"] is not None:
-            r.prior_reward = ref["prior_reward"]
+    for arm in result.references:  # the router's arms: posterior mean, prior, runs in the cluster
+        msg.references.add(harness_id=arm["harness_id"], name=arm["name"], score=arm["mean"],
+                           similarity=arm["similarity"], prior_reward=arm["prior_mean"], prior_runs=arm["runs"])
     for c in (result.synthesis.candidates if result.synthesis else []):
         cand = msg.candidates.add(index=c.index, valid=c.valid, origin=c.origin, harness_id=c.spec.id if c.spec else "",
                                   parent_id=c.parent_id or "", broken_before_repair=c.broken_before_repair,

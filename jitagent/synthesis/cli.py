@@ -19,6 +19,7 @@ def build_pipeline(args, learn: bool):
     from harness_bank import HarnessBank
     from jitagent.catalog import seed_bank
     from jitagent.models import load_model
+    from harness_bank.router import RouterConfig
     from jitagent.pipeline import JitPipeline, PipelineConfig
     from jitagent.synthesis.synthesize import SynthesisConfig
 
@@ -26,7 +27,7 @@ def build_pipeline(args, learn: bool):
     seed_bank(bank)
     meta = load_model(args.model, slot="meta")
     solver = load_model(args.solver_model or args.model, slot="solver")
-    config = PipelineConfig(k=args.k, learn=learn, synthesis=SynthesisConfig(
+    config = PipelineConfig(router=RouterConfig(references=args.k), learn=learn, synthesis=SynthesisConfig(
         n=args.n, selection=args.selection, dry_run=not args.no_dry_run, reference_mode=args.references))
     return JitPipeline(bank, meta, solver, config)
 

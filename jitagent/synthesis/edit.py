@@ -7,6 +7,8 @@ sections included) stays possible through `{"spec": {...}}` where an edit cannot
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -54,10 +56,14 @@ def full_spec_schema() -> dict:
     return {"type": "object", "properties": {"spec": HarnessSpec.model_json_schema()}, "required": ["spec"]}
 
 
+VARIANT = " Variant: "
+
+
 def build_spec(edit: HarnessEdit, parent: HarnessSpec) -> HarnessSpec:
     """Apply an edit to its parent; raises SpecError naming the field if the result is invalid.
-    Name and description derive from the content, not from the task, so the same edit made for
-    two tasks is one harness (same content digest) and its description says what it does."""
+    The name is the root seed's plus a short hash of the behaviour, and the description the root's
+    plus this variant's summary: lineage lives in the envelope, so it never lengthens a name or a
+    synthesis prompt. The same edit made for two tasks is one harness (same content digest)."""
     data = parent.model_dump(mode="json")
     if edit.action:
         data["action"]["kind"] = edit.action
@@ -81,9 +87,15 @@ def build_spec(edit: HarnessEdit, parent: HarnessSpec) -> HarnessSpec:
         data["prompts"]["instructions"] = [*data["prompts"]["instructions"], edit.instruction.strip()]
     data["envelope"] = {}
     a, p, t = data["action"], data["planning"], data["tools"]["tools"]
-    data["name"] = f"{parent.name}/{a['kind']}-{p['kind']}-{a['answer_from']}"[:80]
-    data["description"] = (f"{parent.description} Variant: action {a['kind']} (answer from {a['answer_from']}), "
-                           f"planning {p['kind']}, memory {data['memory']['kind']}, tools {t or 'none'}, "
-                           f"max_steps {data['limits']['max_steps']}."
+    behaviour = {k: v for k, v in data.items() if k not in ("name", "description", "envelope")}
+    data["name"] = f"{root_name(parent.name)}~{hashlib.sha256(json.dumps(behaviour, sort_keys=True).encode()).hexdigest()[:6]}"
+    data["description"] = (f"{parent.description.split(VARIANT)[0]}{VARIANT}action {a['kind']} (answer from "
+                           f"{a['answer_from']}), planning {p['kind']}, memory {data['memory']['kind']}, tools "
+                           f"{t or 'none'}, max_steps {data['limits']['max_steps']}."
                            + (f" Instruction: {edit.instruction.strip()}" if edit.instruction.strip() else ""))
     return parse_spec(data)
+
+
+def root_name(name: str) -> str:
+    """The seed a harness descends from, read off its name (`program_of_thought~3fa9c1`)."""
+    return name.split("~")[0].split("/")[0]

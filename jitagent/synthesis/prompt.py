@@ -22,6 +22,7 @@ Tools:
 """ + "\n".join(f"- {name}: {schema['description']}" for name, schema in TOOL_SCHEMAS.items()) + """
 Rules of thumb: exact arithmetic, counting and string manipulation need code (codeact, stdout).
 Writing a function: codeact with answer_from text. Files in a workspace: codeact or react with shell and files.
+When recent failures of the reference are shown, change what made them fail; keep what works.
 Reply with one JSON object: start from one reference harness (parent) and say what changes."""
 
 REPAIR = ("Your harness was invalid. The exact error:\n{error}\n"
@@ -38,10 +39,23 @@ def reference_block(references: list[HarnessSpec], mode: Literal["descriptions",
     return f"Reference harnesses:\n{body}"
 
 
+def failure_block(failures: list[dict], limit: int = 300) -> str:
+    """Raw traces, trimmed (Meta-Harness: a proposer that reads traces beats one that reads scores)."""
+    def trim(text) -> str:
+        text = " ".join(str(text or "").split())
+        return text if len(text) <= limit else text[:limit] + " …"
+    items = [f"{i}. Task: {trim(f['task_text'])}\n   Answer: {trim(f['answer']) or '(none)'}\n"
+             f"   Verdict: {trim(f['verdict'])}\n   Last steps: {trim(f['trace']) or '(none)'}"
+             for i, f in enumerate(failures, 1)]
+    return "Recent failures of this reference on tasks like this one:\n" + "\n".join(items)
+
+
 def synthesis_messages(task_text: str, allowed_tools: list[str], references: list[HarnessSpec],
-                       mode: Literal["descriptions", "full"] = "descriptions") -> list[dict]:
-    user = (f"{reference_block(references, mode)}\n\nTools this task allows: {allowed_tools}\n\n"
-            f"Task:\n{task_text}\n\nDesign the harness for this task.")
+                       mode: Literal["descriptions", "full"] = "descriptions",
+                       failures: list[dict] | None = None) -> list[dict]:
+    user = (f"{reference_block(references, mode)}\n\n"
+            + (f"{failure_block(failures)}\n\n" if failures else "")
+            + f"Tools this task allows: {allowed_tools}\n\nTask:\n{task_text}\n\nDesign the harness for this task.")
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
 

@@ -110,16 +110,20 @@ class Synthesizer:
         self.config = config or SynthesisConfig()
 
     async def stream(self, task: Task, references: list[HarnessSpec], prior: dict[str, float | None],
-                     seed: int = 0, cancel: CancelToken | None = None, n: int | None = None
+                     seed: int = 0, cancel: CancelToken | None = None, n: int | None = None,
+                     failures: list[dict] | None = None, clean_parents: frozenset[str] = frozenset()
                      ) -> AsyncIterator[SynthesisEvent | Synthesis]:
-        """`references`: retrieved harnesses, best first; `prior`: their earned reward (None: unknown)."""
+        """`references`: retrieved harnesses, best first; `prior`: their earned reward (None: unknown).
+        `failures`: recent failures of the (single) reference, for a reflective mutation.
+        `clean_parents`: harnesses that already ran cleanly on tasks like this one; their pure edits
+        need no dry run."""
         cfg = self.config
         n = n or cfg.n
         cost = SynthesisCost()
         allowed = [t for t in TOOL_SCHEMAS if task.allows(t)]
         parents = {r.name: r for r in references}
         schema = edit_schema(list(parents), allowed) if cfg.output == "edit" else full_spec_schema()
-        base = synthesis_messages(task.prompt, allowed, references, cfg.reference_mode)
+        base = synthesis_messages(task.prompt, allowed, references, cfg.reference_mode, failures)
         start = time.monotonic()
         generation = await self.meta.complete(base, max_tokens=cfg.max_tokens, temperature=cfg.temperature, seed=seed,
                                               json_schema=schema, n=n, cancel=cancel)
@@ -149,9 +153,16 @@ class Synthesizer:
                 candidate.spec = checked.spec.derive(
                     origin="repaired" if candidate.broken_before_repair else "synthesized",
                     parent_id=checked.spec.envelope.parent_id, generator=self.meta.name)
-            if candidate.valid and cfg.dry_run and self.runtime is not None:
-                await self._dry_run(candidate, task, cost, seed, cancel)
             candidates.append(candidate)
+        # A dry run costs a solver step; it pays only for code (which static checks cannot run on
+        # the task) or to choose among several candidates of an untested parent. A lone pure edit
+        # would only repeat the first step of the run that follows.
+        several = sum(c.valid for c in candidates) > 1
+        for candidate in candidates:
+            untested = candidate.spec is not None and (candidate.spec.code is not None or (
+                several and candidate.parent_id not in clean_parents))
+            if candidate.valid and untested and cfg.dry_run and self.runtime is not None:
+                await self._dry_run(candidate, task, cost, seed, cancel)
         valid = [c for c in candidates if c.valid]
         if not valid:
             synthesis = Synthesis(None, True, candidates, cost, f"no valid candidate among {len(candidates)}")

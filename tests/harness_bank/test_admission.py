@@ -7,8 +7,11 @@ def stats(rewards, tokens=100, wall=1.0):
     return Stats.of(rewards, [tokens] * len(rewards), [wall] * len(rewards))
 
 
-def test_first_candidate_becomes_incumbent():
-    assert policy.decide(stats([0.0]), None).promote
+def test_first_incumbent_needs_runs_and_earned_reward():
+    assert not policy.decide(stats([1.0]), None).promote  # one run (or one report) is not evidence
+    assert not policy.decide(stats([0.0, 0.0, 0.0]), None).promote  # a harness that earned nothing
+    decision = policy.decide(stats([0.0, 1.0, 0.0]), None)
+    assert decision.promote and "first harness with 3 runs" in decision.reason
 
 
 def test_higher_reward_beyond_noise_wins():

@@ -1,9 +1,10 @@
-"""The pipeline (route → retrieve → synthesize → execute → verify → admit) with scripted models."""
+"""The pipeline (route → run or synthesize → execute → verify → record) with scripted models."""
 
 import asyncio
 import json
 
 from harness_bank import Outcome
+from harness_bank.router import RouterConfig
 from jitagent.catalog import load_seeds
 from jitagent.models.scripted import ScriptedModel, instant_model
 from jitagent.pipeline import JitPipeline, PipelineConfig
@@ -16,13 +17,19 @@ EDIT = json.dumps({"parent": "program_of_thought", "action": "codeact", "answer_
                    "tools": ["python"], "max_steps": 2})
 
 
-def pipeline(bank, meta_replies=(EDIT,), solver_replies=("print(17 * 23)",), **config):
-    cfg = PipelineConfig(synthesis=SynthesisConfig(n=2, dry_run=False), **config)
+def pipeline(bank, meta_replies=(EDIT,), solver_replies=("print(17 * 23)",), router=None, **config):
+    cfg = PipelineConfig(synthesis=SynthesisConfig(n=2, dry_run=False), router=router or RouterConfig(), **config)
     return JitPipeline(bank, ScriptedModel(list(meta_replies), "scripted-meta"), ScriptedModel(list(solver_replies)), cfg)
 
 
-def test_synthesize_execute_verify_admit(seeded_bank):
-    p = pipeline(seeded_bank, k=13)
+def record(bank, name, reward, count, cluster="type:arithmetic", **kw):
+    for i in range(count):
+        bank.record_outcome(Outcome(SEEDS[name].id, f"{name}{i}", f"What is {i} * 9 + {reward}?", reward, 10, 10, 0.1,
+                                    cluster=cluster, **kw))
+
+
+def test_cold_cluster_synthesizes_executes_verifies_and_records(seeded_bank):
+    p = pipeline(seeded_bank, router=RouterConfig(references=13))
     events = []
 
     async def go():
@@ -35,26 +42,40 @@ def test_synthesize_execute_verify_admit(seeded_bank):
     assert result.route == "synthesized" and result.run.passed and result.run.answer == "391"
     assert result.harness.envelope.parent_id == SEEDS["program_of_thought"].id
     assert result.harness.envelope.generator == "scripted-meta"
-    assert seeded_bank.incumbent("type:arithmetic")["harness_id"] == result.harness.id
+    assert seeded_bank.incumbent("type:arithmetic") is None  # one run is evidence for the router, not a promotion
+    assert seeded_bank.arm_evidence(TASK.prompt, "type:arithmetic", 3)[0][0].runs == 1
     assert len(seeded_bank.candidates(TASK.prompt)) == 2  # every candidate kept, with lineage
     assert result.synthesis_cost.synthesis.completion_tokens > 0 and result.run.cost.tokens > 0
 
 
-def test_confident_incumbent_is_reused_without_synthesis(seeded_bank):
-    pot = SEEDS["program_of_thought"].id
-    for i in range(5):
-        seeded_bank.record_outcome(Outcome(pot, f"x{i}", f"What is {i} * 9?", 1.0, 10, 10, 0.1, cluster="type:arithmetic"))
-    p = pipeline(seeded_bank, meta_replies=["{never called"])
+def test_known_cluster_runs_its_best_harness_without_synthesis(seeded_bank):
+    record(seeded_bank, "program_of_thought", 1.0, 12)
+    record(seeded_bank, "direct", 0.0, 12)
+    p = pipeline(seeded_bank, meta_replies=["{never called"], router=RouterConfig(synth_start=0, synth_floor=0))
     result = asyncio.run(p.solve(TASK))
-    assert result.route == "reused" and result.harness.id == pot and result.synthesis is None
-    assert len(p.meta.calls) == 0 and result.run.passed
+    assert result.route == "exploit" and result.harness.id == SEEDS["program_of_thought"].id
+    assert result.synthesis is None and len(p.meta.calls) == 0 and result.run.passed
+    assert result.synthesis_cost.synthesis.tokens == 0  # known zero: nothing was synthesized
 
 
-def test_no_valid_candidate_falls_back_to_best_reference(seeded_bank):
+def test_exploring_a_known_cluster_mutates_its_best_arm_from_its_recent_failures(seeded_bank):
+    record(seeded_bank, "program_of_thought", 1.0, 6)
+    record(seeded_bank, "program_of_thought", 0.0, 2, answer="12", trace="[model] print(3 * 4)")
+    p = pipeline(seeded_bank, router=RouterConfig(synth_floor=1.0))
+    result = asyncio.run(p.solve(TASK))
+    assert result.route == "synthesized" and len(result.synthesis.candidates) == 1  # the bandit chooses, not taste
+    prompt = p.meta.calls[0]["messages"][-1]["content"]
+    assert "Recent failures of this reference" in prompt and "Answer: 12" in prompt and "print(3 * 4)" in prompt
+    assert prompt.count("\n- ") == 1 and "- program_of_thought:" in prompt  # the best arm is the only parent
+    assert result.harness.envelope.parent_id == SEEDS["program_of_thought"].id
+    assert result.synthesis_cost.dry_run.tokens == 0  # its parent ran cleanly here: no dry run
+
+
+def test_no_valid_candidate_falls_back_to_the_best_arm(seeded_bank):
     p = pipeline(seeded_bank, meta_replies=["not json"], solver_replies=["Final answer: 391"])
     result = asyncio.run(p.solve(TASK, execute=False))
     assert result.route == "fallback" and result.run is None
-    assert result.harness.id == result.references[0]["harness_id"]
+    assert result.harness.id == max(result.references, key=lambda a: a["mean"])["harness_id"]
     assert all(c.broken_after_repair for c in result.synthesis.candidates)
 
 

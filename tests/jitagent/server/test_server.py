@@ -68,9 +68,10 @@ def test_bank_reads_and_report_outcome_changing_an_incumbent(make_config):
             direct, pot = SEEDS["direct"].id, SEEDS["program_of_thought"].id
             assert (await client.get_harness(pot)).name == "program_of_thought"
             text = "How many apples are left after eating 3 of 17?"
-            for _ in range(4):
-                first = await client.report_outcome(direct, text, 0.0, task_type="fruit", prompt_tokens=10, completion_tokens=5)
-            assert first.incumbent_id == direct and first.cluster == "type:fruit"
+            first = [await client.report_outcome(direct, text, reward, task_type="fruit", prompt_tokens=10,
+                                                 completion_tokens=5) for reward in (0.0, 0.0, 1.0, 0.0)]
+            assert first[0].incumbent_id == "" and first[0].cluster == "type:fruit"  # one report does not promote
+            assert first[-1].incumbent_id == direct
             replies = [await client.report_outcome(pot, text, 1.0, task_type="fruit", prompt_tokens=10, completion_tokens=5)
                        for _ in range(6)]
             assert any(r.promoted for r in replies) and replies[-1].incumbent_id == pot

@@ -78,10 +78,10 @@ def test_stream_of_20_tasks_carries_experience_forward(make_config):
             assert all(not r.error for r in responses)
             first_refs = responses[0].result.synthesis.references
             assert all(ref.prior_runs == 0 for ref in first_refs)
-            later = [r for r in responses[5:] if r.result.synthesis.route != "reused"]
-            # later tasks retrieve what earlier tasks stored: references carry earned reward
-            assert any(ref.prior_runs > 0 for r in later for ref in r.result.synthesis.references) or \
-                any(r.result.synthesis.route == "reused" for r in responses[5:])
+            # later tasks route on what earlier tasks stored: arms with runs in the cluster, fewer syntheses
+            assert any(ref.prior_runs > 0 for r in responses[5:] for ref in r.result.synthesis.references)
+            synthesized = [r.result.synthesis.route in ("synthesized", "fallback") for r in responses]
+            assert synthesized[0] and sum(synthesized[10:]) <= sum(synthesized[:10])  # the share decays
             stats = server.service.pipeline.bank.stats()
             assert stats["outcomes"] == 20
     asyncio.run(main())

@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+import re
 
 import pytest
 
@@ -36,8 +37,17 @@ def full(code_source=None, **changes):
 def test_valid_edit_builds_a_child_of_its_parent_named_by_its_content():
     result = check(GOOD)
     assert result.ok and result.spec.envelope.parent_id == SEEDS["program_of_thought"].id
-    assert result.spec.name == "program_of_thought/codeact-none-stdout" and "Variant: action codeact" in result.spec.description
+    assert re.fullmatch(r"program_of_thought~[0-9a-f]{6}", result.spec.name)
+    assert "Variant: action codeact" in result.spec.description
     assert check(GOOD).spec.id == result.spec.id  # the same edit for another task is the same harness
+
+
+def test_lineage_never_lengthens_names_or_descriptions():
+    child = check(GOOD).spec
+    grandchild = asyncio.run(validate_static(GOOD.replace('"max_steps": 2', '"max_steps": 3').replace(
+        "program_of_thought", child.name), {child.name: child}, TASK, Ceilings())).spec
+    assert grandchild.envelope.parent_id == child.id and grandchild.name.split("~")[0] == "program_of_thought"
+    assert len(grandchild.name) == len(child.name) and grandchild.description.count("Variant:") == 1
 
 
 @pytest.mark.parametrize("text, rung, fragment", [

@@ -1,0 +1,135 @@
+"""A bandit per task cluster: which harness runs is decided by measured reward, not by taste.
+
+Arms are the harnesses with outcomes in the cluster plus the top retrieved references; one more
+choice, "synthesize a new variant", has a share that decays with the cluster's evidence and never
+reaches zero. Each arm's reward posterior is a Beta distribution:
+
+    Beta(0.5 + prior_weight·prior_mean + Σ rewards,  0.5 + prior_weight·(1 − prior_mean) + Σ (1 − rewards))
+
+where the prior comes from the harness's reward on the nearest past tasks outside the cluster
+(kNN over experience vectors), shrunk toward its global record. Thompson sampling picks the arm;
+arms whose draws lie within `tie_margin` of the best count as tied and the one with fewer tokens
+wins. The route says why: `exploit` (the arm with the best posterior mean), `explore` (another arm
+drawn by Thompson sampling) or `synthesize` (the share for new variants came up).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+RouteKind = Literal["exploit", "explore", "synthesize"]
+
+
+class RouterConfig(BaseModel):
+    references: int = Field(3, ge=1, le=13, description="retrieved references offered as arms besides the cluster's own")
+    prior_weight: float = Field(2.0, gt=0, description="pseudo-observations a prior from other tasks counts for, at most")
+    global_weight: float = Field(1.0, ge=0, description="pseudo-observations of the harness's global record in its prior")
+    synth_start: float = Field(1.0, ge=0, le=1, description="share of 'synthesize' in a cluster with no evidence")
+    synth_half_life: float = Field(2.0, gt=0, description="evidence (outcomes) at which that share has halved")
+    synth_floor: float = Field(0.05, ge=0, le=1, description="exploration by synthesis never stops entirely")
+    tie_margin: float = Field(0.02, ge=0, le=1, description="draws this close are a tie: fewer tokens wins")
+
+
+@dataclass(frozen=True)
+class ArmEvidence:
+    """What the bank knows of one harness for one task: the bank gathers it, the router weighs it."""
+
+    harness_id: str
+    name: str
+    origin: str
+    runs: int = 0                     # outcomes in this cluster
+    reward_sum: float = 0.0
+    near_weight: float = 0.0          # similarity-weighted outcomes on the nearest past tasks, other clusters
+    near_reward: float | None = None  # their similarity-weighted mean reward
+    global_runs: int = 0              # every outcome of the harness, anywhere
+    global_reward: float | None = None
+    mean_tokens: float | None = None  # unknown stays unknown: it never passes for the cheapest
+    similarity: float = 0.0           # of its description to the task (ties only)
+
+
+@dataclass(frozen=True)
+class Arm:
+    evidence: ArmEvidence
+    prior_mean: float
+    prior_weight: float
+
+    @property
+    def alpha(self) -> float:
+        return 0.5 + self.prior_weight * self.prior_mean + self.evidence.reward_sum
+
+    @property
+    def beta(self) -> float:
+        return 0.5 + self.prior_weight * (1 - self.prior_mean) + self.evidence.runs - self.evidence.reward_sum
+
+    @property
+    def mean(self) -> float:
+        return self.alpha / (self.alpha + self.beta)
+
+    @property
+    def tokens_key(self) -> float:
+        return math.inf if self.evidence.mean_tokens is None else self.evidence.mean_tokens
+
+    def to_dict(self) -> dict:
+        e = self.evidence
+        return {"harness_id": e.harness_id, "name": e.name, "runs": e.runs, "mean": round(self.mean, 4),
+                "prior_mean": round(self.prior_mean, 4), "prior_weight": round(self.prior_weight, 3),
+                "mean_tokens": e.mean_tokens, "similarity": e.similarity}
+
+
+@dataclass
+class RouteChoice:
+    route: RouteKind
+    arm: Arm | None          # the harness to run; for `synthesize`, the parent to mutate (None: cold cluster)
+    best: Arm | None         # the arm with the best posterior mean (the fallback when synthesis fails)
+    arms: list[Arm] = field(default_factory=list)
+    synth_share: float = 1.0
+    evidence: float = 0.0
+    reason: str = ""
+
+
+class Router:
+    def __init__(self, config: RouterConfig | None = None):
+        self.config = config or RouterConfig()
+
+    def arms(self, evidence: list[ArmEvidence], base: float) -> list[Arm]:
+        """Posterior per arm. `base`: the mean reward of the task's neighbourhood (0.5 when unknown),
+        the prior of a harness that has no record at all."""
+        cfg = self.config
+        arms = []
+        for e in evidence:
+            anchor = base if e.global_reward is None else (
+                (e.global_runs * e.global_reward + base) / (e.global_runs + 1))
+            near = min(e.near_weight, cfg.prior_weight)
+            weights = near + cfg.global_weight
+            prior = (near * (e.near_reward or 0.0) + cfg.global_weight * anchor) / weights if weights else base
+            arms.append(Arm(e, prior, max(min(weights, cfg.prior_weight), 1e-6)))
+        return arms
+
+    def synth_share(self, evidence: float) -> float:
+        cfg = self.config
+        return max(cfg.synth_floor, cfg.synth_start * cfg.synth_half_life / (cfg.synth_half_life + evidence))
+
+    def choose(self, evidence: list[ArmEvidence], base: float, rng: random.Random) -> RouteChoice:
+        arms = self.arms(evidence, base)
+        weight = sum(a.evidence.runs for a in arms) + sum(min(a.evidence.near_weight, self.config.prior_weight)
+                                                          for a in arms if a.evidence.runs == 0)
+        share = self.synth_share(weight)
+        best = min(arms, key=lambda a: (-a.mean, a.tokens_key, a.evidence.harness_id), default=None)
+        in_cluster = any(a.evidence.runs for a in arms)
+        if best is None or rng.random() < share:
+            parent = best if in_cluster else None
+            return RouteChoice("synthesize", parent, best, arms, share, weight,
+                               f"synthesis share {share:.2f} at evidence {weight:.1f}")
+        draws = [(rng.betavariate(a.alpha, a.beta), a) for a in arms]
+        top = max(d for d, _ in draws)
+        tied = [a for d, a in draws if d >= top - self.config.tie_margin]
+        arm = min(tied, key=lambda a: (a.tokens_key, -a.mean, a.evidence.harness_id))
+        route: RouteKind = "exploit" if arm is best else "explore"
+        return RouteChoice(route, arm, best, arms, share, weight,
+                           f"Thompson draw {top:.2f}: {arm.evidence.name} (posterior mean {arm.mean:.2f}, "
+                           f"{arm.evidence.runs} run(s) here)")

@@ -1,0 +1,84 @@
+"""The bandit on synthetic clusters with known arm success rates (no model, no bank) and its priors
+from the nearest past tasks (real bank)."""
+
+import random
+from collections import Counter
+
+from harness_bank import Outcome
+from harness_bank.router import ArmEvidence, Router, RouterConfig
+from jitagent.catalog import load_seeds
+
+SEEDS = load_seeds()
+
+
+def simulate(rates: dict[str, float], tasks: int, seed: int = 0, config: RouterConfig | None = None,
+             tokens: dict[str, float] | None = None) -> list[str]:
+    """A cluster served for `tasks` tasks: each pull earns Bernoulli(rate) and is fed back; a
+    synthesize pull adds a new variant that succeeds at `rates["variant"]` (default 0.3)."""
+    router, rng = Router(config or RouterConfig(synth_start=0, synth_floor=0)), random.Random(seed)
+    record = {name: [0, 0.0] for name in rates}
+    pulls = []
+    for _ in range(tasks):
+        evidence = [ArmEvidence(name, name, "seed", runs=n, reward_sum=s, mean_tokens=(tokens or {}).get(name))
+                    for name, (n, s) in record.items()]
+        runs = sum(n for n, _ in record.values())
+        base = sum(s for _, s in record.values()) / runs if runs else 0.5
+        choice = router.choose(evidence, base, rng)
+        if choice.route == "synthesize":
+            pulls.append("synthesize")
+            name = f"variant{len(pulls)}"
+            rates[name] = rates.get("variant", 0.3)
+            record[name] = [0, 0.0]
+        else:
+            name = choice.arm.evidence.harness_id
+            pulls.append(name)
+        record[name][0] += 1
+        record[name][1] += float(rng.random() < rates[name])
+    return pulls
+
+
+def test_most_pulls_go_to_the_best_arm_within_60_tasks():
+    rates = {"weak": 0.2, "middling": 0.5, "strong": 0.8}
+    late = Counter()
+    for seed in range(10):
+        late.update(simulate(rates, 60, seed)[30:])  # tasks 31-60 of each of 10 clusters
+    assert late["strong"] / sum(late.values()) >= 0.7
+
+
+def test_a_harness_that_errors_or_times_out_loses_share():
+    # errors and timeouts are recorded as reward 0: the arm's share falls toward nothing
+    pulls = simulate({"broken": 0.0, "working": 0.6}, 80, seed=3)
+    assert pulls[:10].count("broken") > pulls[-40:].count("broken") and pulls[-40:].count("broken") <= 4
+
+
+def test_exploration_never_stops_entirely():
+    router = Router(RouterConfig())
+    assert router.synth_share(10_000) == RouterConfig().synth_floor > 0
+    assert router.synth_share(0) == 1.0 and router.synth_share(2) == 0.5  # halves at the half-life
+    pulls = simulate({"best": 0.9, "other": 0.5}, 400, seed=1, config=RouterConfig())
+    assert 0 < pulls[200:].count("synthesize") < 40 and pulls[:20].count("synthesize") >= 3
+    assert pulls[200:].count("other") + sum(p.startswith("variant") for p in pulls[200:]) > 0
+
+
+def test_ties_go_to_fewer_tokens():
+    router = Router(RouterConfig(synth_start=0, synth_floor=0, tie_margin=1.0))  # every draw a tie
+    evidence = [ArmEvidence("costly", "costly", "seed", 10, 8.0, mean_tokens=900),
+                ArmEvidence("cheap", "cheap", "seed", 10, 8.0, mean_tokens=300),
+                ArmEvidence("unknown", "unknown", "seed", 10, 8.0, mean_tokens=None)]
+    picks = {router.choose(evidence, 0.8, random.Random(s)).arm.evidence.name for s in range(20)}
+    assert picks == {"cheap"}
+
+
+def test_a_cold_clusters_priors_come_from_the_nearest_past_tasks(seeded_bank):
+    rewoo, direct = SEEDS["rewoo"].id, SEEDS["direct"].id
+    for i in range(6):  # a neighbouring cluster where rewoo always wins and direct never does
+        text = f"A shop sells {i + 3} apples at 2 dollars each and {i + 5} pears at 3 dollars each. Total cost?"
+        seeded_bank.record_outcome(Outcome(rewoo, f"r{i}", text, 1.0, 50, 50, 1.0, cluster="type:shop"))
+        seeded_bank.record_outcome(Outcome(direct, f"d{i}", text, 0.0, 50, 50, 1.0, cluster="type:shop"))
+    task = "A farmer sells 7 apples at 2 dollars each and 4 pears at 3 dollars each. What is the total?"
+    evidence, base = seeded_bank.arm_evidence(task, "type:new", references=3)
+    arms = {a.evidence.harness_id: a for a in Router().arms(evidence, base)}
+    assert rewoo in arms and all(a.evidence.runs == 0 for a in arms.values())  # no evidence in the cluster itself
+    assert arms[rewoo].prior_mean > 0.7 and arms[rewoo].prior_weight == RouterConfig().prior_weight
+    assert direct not in arms or arms[direct].prior_mean < 0.3
+    assert max(arms.values(), key=lambda a: a.mean).evidence.harness_id == rewoo

@@ -17,7 +17,7 @@ from pathlib import Path
 from llama_cpp import Llama, LlamaGrammar
 from rich.progress import track
 
-from jitagent.benchmark import spread_over_types
+from jitagent.tasks import spread_over_types
 from jitagent.catalog import load_seeds
 from jitagent.models.base import render_chatml
 from jitagent.models.gguf import model_path

@@ -103,20 +103,20 @@ def cmd_run(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from jitagent.benchmark import BenchConfig, run_bench
+    from jitagent.benchmark.runner import BenchConfig, run_bench
     from jitagent.models import load_model
 
     solver = load_model(args.solver_model, slot="solver")
     meta = load_model(args.meta_model, slot="meta")
     out = Path(args.out or f"bench/out/{args.suite}-{solver.name}-{meta.name}".replace(":", "_").replace("/", "_"))
     config = BenchConfig(suite=args.suite, out=out, repeats=args.repeats, n=args.n, budget_s=args.budget_s,
-                         limit=args.limit, score_limit=args.score_limit, arms=tuple(args.arms),
-                         fixed_top=args.fixed_seeds)
+                         limit=args.limit, score_limit=args.score_limit, warm_limit=args.warm_limit,
+                         arms=tuple(args.arms), fixed_top=args.fixed_seeds, warm_top=args.warm_seeds)
     print(run_bench(config, solver, meta, "jitagent " + " ".join(sys.argv[1:])))
     return 0
 
 
-def _fixed_seeds(value: str) -> int | None:
+def top_k(value: str) -> int | None:
     """'all' → None; 'top:K' → K."""
     if value == "all":
         return None
@@ -126,6 +126,8 @@ def _fixed_seeds(value: str) -> int | None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from jitagent.benchmark.arms import ARMS, DEFAULT_ARMS
+
     parser = argparse.ArgumentParser(prog="jitagent", description="Just-in-time agent harness synthesis")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -151,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", metavar="OUT")
     p.set_defaults(func=cmd_run)
-    p = sub.add_parser("bench", help="fixed seeds vs oracle vs JIT static vs JIT streaming on a suite's final split")
+    p = sub.add_parser("bench", help="fixed seeds vs oracles vs JIT arms on a suite's final split")
     p.add_argument("--suite", required=True)
     p.add_argument("--solver-model", default="embedded")
     p.add_argument("--meta-model", default="embedded")
@@ -159,11 +161,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n", type=int, default=3, help="candidates per task (JIT arms)")
     p.add_argument("--budget-s", type=float, default=60.0, help="wall-clock budget per task, every arm")
     p.add_argument("--limit", type=int, help="N tasks of the final split, spread over task types")
-    p.add_argument("--score-limit", type=int, help="N tasks of the score split for the oracle (default: --limit)")
-    p.add_argument("--arms", nargs="+", default=["fixed", "oracle", "jit_static", "jit_stream"],
-                   choices=["fixed", "oracle", "jit_static", "jit_stream"])
-    p.add_argument("--fixed-seeds", default=None, type=_fixed_seeds,
+    p.add_argument("--score-limit", type=int, help="N tasks of the score split for the screen (default: --limit)")
+    p.add_argument("--warm-limit", type=int, help="N tasks of the learn split for jit_warm's warm-up (default: --limit)")
+    p.add_argument("--arms", nargs="+", default=list(DEFAULT_ARMS), choices=ARMS)
+    p.add_argument("--fixed-seeds", default=None, type=top_k,
                    help="all | top:K — the K best seeds on the score split and the cheapest, when 13 do not fit the budget")
+    p.add_argument("--warm-seeds", default="top:4", type=top_k,
+                   help="top:K — seeds jit_warm warms on learn: the K best on the score screen and the cheapest")
     p.add_argument("--out", help="results folder (resumable)")
     p.set_defaults(func=cmd_bench)
     for extend in _extensions():

@@ -19,7 +19,7 @@ SPLIT_PATTERN = ("learn", "score", "learn", "final")  # ≈ 50 / 25 / 25
 GYM_GENERATORS = ("basic_arithmetic", "chain_sum", "gsm_symbolic", "letter_counting", "count_bits",
                   "spell_backward", "word_sorting", "caesar_cipher", "number_sorting", "propositional_logic")
 GYM_SPLIT_SEEDS = {"learn": 1101, "score": 2202, "final": 3303}
-GYM_SIZES = {"learn": 8, "score": 4, "final": 4}
+GYM_SIZES = {"learn": 8, "score": 4, "final": 10}  # final: enough tasks per generator for a paired interval
 
 
 def humaneval_tasks() -> list[Task]:

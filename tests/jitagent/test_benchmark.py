@@ -4,8 +4,13 @@ import asyncio
 import json
 
 import jitagent.runtime.agent as agent_module
-from jitagent.benchmark import Bench, BenchConfig, Ledger, bootstrap_ci, markdown, report, summarize
+from jitagent.benchmark.arms import ARMS
+from jitagent.benchmark.ledger import Ledger
+from jitagent.benchmark.report import markdown, report
+from jitagent.benchmark.runner import Bench, BenchConfig
+from jitagent.benchmark.stats import bootstrap_ci, summarize
 from jitagent.models.scripted import ScriptedModel, instant_model
+from jitagent.pipeline import ROUTES
 
 
 def suite(tmp_path):
@@ -21,7 +26,7 @@ def suite(tmp_path):
     return str(path)
 
 
-def make_bench(tmp_path, arms=("fixed", "oracle", "jit_static", "jit_stream")):
+def make_bench(tmp_path, arms=ARMS):
     tmp_path.mkdir(parents=True, exist_ok=True)
     solver = ScriptedModel(lambda m: "print(7)" if "```python" in m[-1]["content"] else "Final answer: 7")
     config = BenchConfig(suite=suite(tmp_path), out=tmp_path / "out", repeats=2, n=1, arms=arms)
@@ -32,18 +37,24 @@ def test_all_arms_run_report_and_resume_without_rerunning_genuine_results(tmp_pa
     bench = make_bench(tmp_path)
     asyncio.run(bench.run(progress=False))
     arms = {arm for arm, _, _ in bench.ledger.units}
-    assert {"oracle", "jit_static", "jit_stream", "fixed:direct", "score:direct"} <= arms
+    assert {"oracle", "jit_static", "jit_stream", "jit_warm", "fixed:direct", "score:direct"} <= arms
+    assert {a for a in arms if a.startswith("warm:")} == {f"warm:{n}" for n in bench.screened(4)}
+    warm_units = [k for k in bench.ledger.units if k[0].startswith("warm:")]
+    assert {t for _, t, _ in warm_units} == {t.id for t in bench.tasks("learn")}  # warmed on learn only
     assert len([u for u in bench.ledger.units if u[0] == "fixed:direct"]) == 4  # temperature 0: one run per task
     assert len([u for u in bench.ledger.units if u[0] == "fixed:self_consistency"]) == 8  # sampled: repeats
     lines = (tmp_path / "out" / "results.jsonl").read_text().count("\n")
     traces = [json.loads(x) for x in (tmp_path / "out" / "trajectories.jsonl").read_text().splitlines()]
     assert len(traces) == lines and all(t["events"] for t in traces)  # every unit's trajectory can be read
-    assert {t["route"] for t in traces if t["arm"] == "jit_stream"} <= {"reused", "synthesized", "fallback"}
+    assert {t["route"] for t in traces if t["arm"].startswith("jit")} <= set(ROUTES)
     again = make_bench(tmp_path)
     asyncio.run(again.run(progress=False))
     assert (tmp_path / "out" / "results.jsonl").read_text().count("\n") == lines  # nothing rerun
     text = report(again, "jitagent bench --suite tiny")
-    assert "| oracle |" in text and "| jit_stream |" in text
+    assert "| oracle |" in text and "| jit_stream |" in text and "| jit_warm |" in text
+    assert "| hindsight oracle |" in text and "Warm-up on `learn`" in text
+    jit_row = next(line for line in text.splitlines() if line.startswith("| jit_warm |"))
+    assert ", 4 tasks |" in jit_row  # the paired difference against the best fixed seed, over 4 final tasks
     assert "| arm | add | echo |" in text  # the per-type table
     assert (tmp_path / "out" / "pareto.png").stat().st_size > 0 and (tmp_path / "out" / "stream.png").stat().st_size > 0
 
@@ -75,16 +86,17 @@ def test_final_split_is_never_read_before_its_harness_is_chosen_and_oracle_uses_
     from jitagent.pipeline import JitPipeline
     real_route = JitPipeline._route
 
-    def spy_route(self, task):
+    def spy_route(self, task, seed):
         events.append(("route", task.id))
-        return real_route(self, task)
+        return real_route(self, task, seed)
     monkeypatch.setattr(agent_module, "verify", spy_verify)
     monkeypatch.setattr(JitPipeline, "_route", spy_route)
-    for arm in ("jit_static", "jit_stream"):
+    for arm in ("jit_static", "jit_stream", "jit_warm"):
         events.clear()
         bench = make_bench(tmp_path / arm, arms=(arm,))
         asyncio.run(bench.run(progress=False))
         # strictly: choose a harness for a task, then (and only then) its verifier; never a look-ahead
+        events[:] = [e for e in events if e[1].startswith("final")]  # jit_warm's warm-up verifies learn tasks
         assert len(events) == 2 * 4 * 2
         for i in range(0, len(events), 2):
             assert events[i][0] == "route" and events[i + 1] == ("verify", events[i][1])
@@ -127,13 +139,15 @@ def test_running_out_of_the_budget_is_a_genuine_zero_in_every_arm_and_is_not_rer
     rows = list(bench.ledger.units.values())
     assert rows and all(r["error"] is None and r["budget_exhausted"] and r["reward"] == 0.0 for r in rows)
     assert {r["arm"] for r in rows} >= {"jit_static", "jit_stream", "oracle", "fixed:direct"}
-    unknown = [r for r in rows if r["arm"].startswith("jit")]
-    assert all(r["synthesis_tokens"] is None for r in unknown)  # cut short mid-synthesis: unknown, not 0
+    jit = [r for r in rows if r["arm"].startswith("jit")]
+    assert all((r["synthesis_tokens"] is None) == (r["harness"] == "") for r in jit)  # cut in synthesis: unknown
+    assert all(r["synthesis_tokens"] == 0 for r in rows if r["route"] in ("exploit", "explore"))
     lines = (tmp_path / "out" / "results.jsonl").read_text().count("\n")
     asyncio.run(make_bench(tmp_path).run(progress=False))
     assert (tmp_path / "out" / "results.jsonl").read_text().count("\n") == lines
     table = markdown(summarize(bench.ledger, ["jit_static", "fixed:direct"]))
-    assert "| 100% | 8 |" in table and "| 100% | 0 |" in table  # out of budget, units with unknown tokens
+    cut = sum(r["harness"] == "" for r in jit if r["arm"] == "jit_static")
+    assert f"| 100% | {cut} |" in table and "| 100% | 0 |" in table  # out of budget, units with unknown tokens
 
 
 def test_top_k_runs_the_best_seeds_on_score_and_the_cheapest_on_final(tmp_path):

@@ -1,0 +1,155 @@
+"""report.md and the figures: the arms side by side, per task type, against the best fixed seed."""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from pathlib import Path
+
+from jitagent.benchmark.ledger import Ledger, total_tokens
+from jitagent.benchmark.stats import HINDSIGHT, best_fixed, hindsight_rows, summarize
+from jitagent.pipeline import ROUTES
+
+JIT_ARMS = ("jit_warm", "jit_stream", "jit_static")
+COLORS = {"jit_warm": "tab:red", "jit_stream": "tab:orange", "jit_static": "tab:gray"}
+
+
+def _num(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:,.0f}"
+
+
+def markdown(rows: list[dict]) -> str:
+    lines = ["| arm | success | 95% CI | vs best fixed seed (paired 95% CI) | repeats | tokens/task synth | "
+             "repair+dry | exec | total | wall s/task | broken | routes exploit/explore/synth/fallback | "
+             "out of budget | units with unknown tokens | infra errors |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        vs = r["vs_best"]
+        versus = "–" if vs is None else f"{vs[0] * 100:+.1f} ({vs[1] * 100:+.1f} to {vs[2] * 100:+.1f}), {vs[3]} tasks"
+        routes = "–" if r["routes"] is None else "/".join(f"{r['routes'][k]:.0%}" for k in ROUTES)
+        lines.append(f"| {r['arm']} | {r['success']:.1%} | {r['ci'][0]:.1%}–{r['ci'][1]:.1%} | {versus} | "
+                     f"{r['repeats']} | {_num(r['synthesis_tokens'])} | {_num(r['repair_tokens'])} | "
+                     f"{_num(r['execution_tokens'])} | {_num(total_tokens(r))} | {r['wall_s']:.1f} | "
+                     f"{r['broken_rate']:.1%} | {routes} | {r['out_of_budget']:.0%} | {r['unknown_tokens']} | "
+                     f"{r['infra_errors']} |")
+    return "\n".join(lines)
+
+
+def per_type(ledger: Ledger, arms: list[str], extra: dict[str, list[dict]] | None = None) -> str:
+    """Mean reward per task type and arm: where an arm wins and where it loses."""
+    cells: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for arm in arms:
+        for r in (extra or {}).get(arm) or ledger.rows(arm):
+            cells[arm][r["type"]].append(r["reward"])
+    types = sorted({t for by_type in cells.values() for t in by_type})
+    lines = ["| arm | " + " | ".join(types) + " |", "|---|" + "---|" * len(types)]
+    for arm, by_type in cells.items():
+        lines.append(f"| {arm} | " + " | ".join(f"{statistics.fmean(by_type[t]):.2f}" if by_type[t] else "-"
+                                                for t in types) + " |")
+    return "\n".join(lines)
+
+
+def phases(ledger: Ledger) -> str:
+    """Minutes of unit wall time per phase of the run (screen, warm, fixed, oracle, each JIT arm)."""
+    minutes: dict[str, float] = defaultdict(float)
+    for (arm, _, _), row in ledger.units.items():
+        minutes[arm.split(":")[0]] += row["wall_s"] / 60
+    return ", ".join(f"{phase} {m:.1f} min" for phase, m in minutes.items())
+
+
+def plots(ledger: Ledger, rows: list[dict], out: Path, command: str) -> list[Path]:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 5))
+    points = [(total_tokens(r), r["success"] * 100, r["arm"]) for r in rows if total_tokens(r) is not None]
+    for x, y, name in points:
+        color = COLORS.get(name, "tab:green" if "oracle" in name else "tab:blue")
+        ax.scatter(x, y, color=color)
+        ax.annotate(name.removeprefix("fixed:"), (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
+    front, best = [], -1.0
+    for x, y, name in sorted(points):
+        if y > best and name != HINDSIGHT:
+            front.append((x, y))
+            best = y
+    if front:
+        ax.plot(*zip(*front), "k--", linewidth=1, label="Pareto front (hindsight oracle excluded)")
+    ax.set_xscale("log")
+    pareto = _finish(fig, ax, "tokens per task (synthesis + repair + execution, log)", "success on final (%)",
+                     command, out / "pareto.png")
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    baseline = best_fixed(ledger)
+    fixed_reward = {r["task_id"]: r["reward"] for r in ledger.rows(baseline)} if baseline else {}
+    for arm in JIT_ARMS:
+        by_repeat: dict[int, list[tuple[int, str, float]]] = defaultdict(list)
+        for r in ledger.rows(arm):
+            by_repeat[r["repeat"]].append((r["order"], r["task_id"], r["reward"]))
+        if not by_repeat:
+            continue
+        curves, fixed_curves = [], []
+        for seq in by_repeat.values():
+            seq.sort()
+            curves.append(_cumulative([reward for _, _, reward in seq]))
+            fixed_curves.append(_cumulative([fixed_reward.get(t, 0.0) for _, t, _ in seq]))
+        length = min(len(c) for c in curves)
+        x = range(1, length + 1)
+        ax.plot(x, [statistics.fmean(c[i] for c in curves) for i in range(length)], color=COLORS[arm], label=arm)
+        if arm == "jit_stream" and baseline:  # the same tasks in the same order, run by the best fixed seed
+            ax.plot(x, [statistics.fmean(c[i] for c in fixed_curves) for i in range(length)], color="tab:blue",
+                    linestyle=":", label=f"{baseline} (same order)")
+    stream = _finish(fig, ax, "position in the task stream", "cumulative success (%)", command, out / "stream.png")
+    return [pareto, stream]
+
+
+def _cumulative(rewards: list[float]) -> list[float]:
+    total, curve = 0.0, []
+    for i, reward in enumerate(rewards, 1):
+        total += reward
+        curve.append(total / i * 100)
+    return curve
+
+
+def _finish(fig, ax, xlabel: str, ylabel: str, command: str, path: Path) -> Path:
+    """Label, print the command that made the figure under it, save."""
+    import matplotlib.pyplot as plt
+
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=7)
+    fig.text(0.01, 0.01, command, fontsize=6)
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def report(bench, command: str) -> str:
+    ledger = bench.ledger
+    hindsight, choice = hindsight_rows(ledger)
+    extra = {HINDSIGHT: hindsight} if hindsight else {}
+    arms = [f"fixed:{n}" for n in bench.seeds] + ["oracle", HINDSIGHT, *JIT_ARMS]
+    rows = summarize(ledger, arms, extra)
+    images = plots(ledger, rows, bench.config.out, command)
+    text = (f"`{command}`\n\n{markdown(rows)}\n\nBest fixed seed on `final` (the paired baseline): "
+            f"{best_fixed(ledger) or '–'}. Hindsight oracle (the best fixed seed per type chosen on `final` "
+            f"itself — the upper bound of routing among the seeds run there, not a competitor): "
+            + ", ".join(f"{t} → {s}" for t, s in sorted(choice.items())) + ".\n\n")
+    text += "Mean reward per task type:\n\n" + per_type(ledger, [r["arm"] for r in rows], extra) + "\n\n"
+    warm = summarize(ledger, [a for a in ledger.arms() if a.startswith("warm:")])
+    if warm:
+        units = [r for a in ledger.arms() if a.startswith("warm:") for r in ledger.rows(a)]
+        tokens = [r["execution_tokens"] for r in units]
+        text += (f"Warm-up on `learn` (once, shared by every jit_warm repeat): {len(units)} units, "
+                 f"{_num(None if None in tokens else sum(tokens))} tokens, "
+                 f"{sum(r['wall_s'] for r in units) / 60:.1f} min\n\n{markdown(warm)}\n\n")
+    text += f"Unit wall time per phase: {phases(ledger)}\n\n"
+    text += "\n".join(f"![{p.stem}]({p})\n\n`{command}`" for p in images)
+    screen = summarize(ledger, [f"score:{n}" for n in bench.seeds])
+    if screen:
+        picked = ", ".join(f"{t} → {s}" for t, s in sorted(bench.oracle_choice().items()))
+        text += (f"\n\nScreen on `score` (one run per seed; chooses the oracle, the fixed seeds run on `final` "
+                 f"and the seeds warmed on `learn`):\n\n{markdown(screen)}\n\nOracle choice per type: {picked}")
+    (bench.config.out / "report.md").write_text(text + "\n")
+    return text

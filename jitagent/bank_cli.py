@@ -99,6 +99,50 @@ def cmd_reindex(args) -> int:
                 lambda v: console.print(f"index rebuilt from the database: {v['vectors']} vectors"))
 
 
+def cmd_warm(args) -> int:
+    """Seeds on a suite's split, outcomes into the bank; with top:K a first pass of every seed on one
+    task per type picks the K best, which then run on the rest. Resumable."""
+    import asyncio
+
+    from rich.progress import Progress
+
+    from jitagent.catalog import load_seeds, seed_bank
+    from jitagent.models import load_model
+    from jitagent.runtime.agent import Runtime
+    from jitagent.tasks import load_suite, spread_over_types
+    from jitagent.warm import rank_seeds, warm_bank
+
+    bank = _open(args)
+    seed_bank(bank)
+    tasks = spread_over_types(load_suite(args.suite, args.split), args.limit)
+    runtime = Runtime(load_model(args.solver_model, slot="solver"))
+    seeds = load_seeds()
+    first_pass = spread_over_types(tasks, len({t.type for t in tasks}))
+
+    async def go(specs, batch, bar, label):
+        job = bar.add_task(label, total=len(specs) * len(batch))
+        async for unit in warm_bank(bank, runtime, specs, batch, budget_s=args.budget_s):
+            bar.advance(job)
+            bar.console.log(f"{unit.name} {unit.task.id}: reward {unit.run.reward:.2f}"
+                            + ("" if unit.recorded else f" (not recorded: {unit.run.error})"))
+
+    async def main():
+        with Progress(transient=True, console=Console(stderr=True)) as bar:  # stdout stays for --json
+            chosen = seeds
+            if args.seeds is not None:
+                await go(seeds, first_pass, bar, "first pass")
+                chosen = {n: seeds[n] for n in rank_seeds(bank, seeds, [t.id for t in first_pass])[:args.seeds]}
+            await go(chosen, tasks, bar, "warm")
+        return chosen
+    chosen = asyncio.run(main())
+    summary = {"path": str(args.path), "suite": args.suite, "split": args.split, "tasks": len(tasks),
+               "seeds": list(chosen), "stats": bank.stats()}
+    bank.close()
+    return _out(args, summary, lambda v: console.print(
+        f"warmed {v['path']} with {', '.join(v['seeds'])} on {v['tasks']} {v['split']} tasks: "
+        f"{v['stats']['outcomes']} outcomes in {v['stats']['clusters']} clusters"))
+
+
 def cmd_stats(args) -> int:
     return _out(args, _open(args).stats(), lambda v: console.print("\n".join(f"{k}: {x}" for k, x in v.items())))
 
@@ -125,3 +169,12 @@ def add_commands(sub) -> None:
     add("rollback", cmd_rollback, "restore a cluster's previous incumbent").add_argument("cluster")
     add("reindex", cmd_reindex, "rebuild the faiss index from the database")
     add("stats", cmd_stats, "counts, index size, database size")
+    from jitagent.cli import top_k
+
+    p = add("warm", cmd_warm, "record the seeds' outcomes on a suite's learn split (resumable)")
+    p.add_argument("--suite", required=True)
+    p.add_argument("--split", default="learn", choices=["learn", "score"], help="never final")
+    p.add_argument("--seeds", default=None, type=top_k, help="all | top:K by a first pass (one task per type)")
+    p.add_argument("--limit", type=int, help="N tasks, spread over task types")
+    p.add_argument("--solver-model", default="embedded")
+    p.add_argument("--budget-s", type=float, default=60.0, help="wall-clock budget per run (running out scores 0)")

@@ -34,3 +34,16 @@ def test_unknown_id_and_rollback_without_history_are_clear_errors(tmp_path):
         proc = subprocess.run([sys.executable, "-m", "jitagent", "bank", "--path", str(tmp_path / "bank.db"), *args],
                               capture_output=True, text=True, timeout=300)
         assert proc.returncode == 2 and fragment in proc.stderr
+
+
+def test_warm_runs_a_first_pass_then_the_top_seeds_and_resumes(tmp_path):
+    lines = [json.dumps({"id": f"{kind}-{i}", "prompt": f"{kind} task {i}", "type": kind, "split": "learn",
+                         "verifier": {"kind": "numeric", "expected": 0}}) for kind in ("add", "echo") for i in range(3)]
+    suite = tmp_path / "tiny.jsonl"
+    suite.write_text("\n".join(lines))
+    args = ("warm", "--suite", str(suite), "--seeds", "top:2", "--solver-model", "scripted")
+    warmed = bank(tmp_path, *args)
+    assert warmed["tasks"] == 6 and len(warmed["seeds"]) == 2
+    # the first pass: 13 seeds on one task per type; then the 2 best on the other 4 tasks
+    assert warmed["stats"]["outcomes"] == 13 * 2 + 2 * 4 and warmed["stats"]["clusters"] == 2
+    assert bank(tmp_path, *args)["stats"]["outcomes"] == warmed["stats"]["outcomes"]  # nothing ran twice

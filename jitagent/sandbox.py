@@ -81,7 +81,8 @@ class ExecResult:
             parts.append(f"[killed: wall-clock limit {self.wall_s:.1f}s exceeded]")
         elif self.returncode < 0 or self.returncode >= 128:
             sig = -self.returncode if self.returncode < 0 else self.returncode - 128
-            parts.append(f"[killed by signal {signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else sig}]")
+            name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else sig
+            parts.append(f"[killed by signal {name}]")
         elif self.returncode:
             parts.append(f"[exit code {self.returncode}]")
         if self.truncated:
@@ -91,7 +92,7 @@ class ExecResult:
 
 def _world_accessible(path: str) -> bool:
     p = Path(path).resolve()
-    return all(os.stat(d).st_mode & stat.S_IXOTH for d in [*p.parents]) and bool(os.stat(p).st_mode & stat.S_IXOTH)
+    return all(os.stat(d).st_mode & stat.S_IXOTH for d in [p, *p.parents])
 
 
 def sandbox_python() -> str:
@@ -109,7 +110,8 @@ class Workspace:
     `disk_mb` (also holding the run's /tmp, so both count against the cap); its name says which
     process owns it, so a successor can remove it if that process is killed."""
 
-    def __init__(self, files: dict[str, str] | None = None, prefix: str = "jitagent-ws-", disk_mb: int = DISK_MB):
+    def __init__(self, files: dict[str, str] | None = None, prefix: str = "jitagent-ws-",
+                 disk_mb: int = DISK_MB):
         WORKSPACES.mkdir(mode=0o711, exist_ok=True)
         self.root = Path(tempfile.mkdtemp(prefix=f"{owner_tag()}-{prefix}", dir=WORKSPACES))
         self.disk_mb = disk_mb
@@ -135,11 +137,30 @@ class Workspace:
             raise ValueError(f"path {relative!r} is outside the workspace")
         return target
 
+    # The server's own reads and writes of a workspace a run has had its hands on: regular files
+    # only, opened without blocking or following a link, and bounded; blocking, so call them from a
+    # worker thread when a run may have touched the workspace.
     def write(self, relative: str, content: str) -> Path:
         target = self.resolve(relative)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content)
+        fd = _open_regular(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, relative)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(content)
         return target
+
+    def read_text(self, relative: str, limit: int) -> tuple[str, bool]:
+        """At most `limit` characters of a file, and whether there was more."""
+        fd = _open_regular(self.resolve(relative), os.O_RDONLY, relative)
+        with os.fdopen(fd, "rb") as f:
+            data = f.read(4 * limit + 4)  # a UTF-8 character is at most 4 bytes
+        text = data.decode(errors="replace")
+        return text[:limit], len(text) > limit or len(data) > 4 * limit
+
+    def list_names(self, relative: str, limit: int) -> tuple[list[str], int]:
+        """The sorted first `limit` entries of a directory (a trailing / marks a directory) and the count."""
+        with os.scandir(self.resolve(relative)) as entries:
+            names = sorted(e.name + ("/" if e.is_dir(follow_symlinks=False) else "") for e in entries)
+        return names[:limit], len(names)
 
     def _hand_over(self, uid: int | None) -> None:
         """Give the workspace's tree to the run's uid; lchown, so a planted symlink redirects nothing."""
@@ -175,6 +196,14 @@ class Workspace:
         self.close()
 
 
+def _open_regular(path: Path, flags: int, name: str) -> int:
+    fd = os.open(path, flags | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ValueError(f"{name!r} is not a regular file")
+    return fd
+
+
 def reclaim_leftovers() -> list[str]:
     """Remove the workspaces and run cgroups of a predecessor that was killed mid-run (its sandboxes
     died with it: bwrap's --die-with-parent). Called once at server start-up."""
@@ -190,15 +219,16 @@ def _interpreter_dirs() -> list[str]:
 
 
 def _bwrap_argv(workspace: Workspace) -> list[str]:
-    argv = [BWRAP, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session"]
+    argv = [BWRAP, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
+            "--new-session"]
     for path in (*SYSTEM_DIRS, *_interpreter_dirs()):
         if os.path.islink(path):
             argv += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             argv += ["--ro-bind", path, path]
-    return argv + ["--proc", "/proc", "--dev", "/dev", "--size", str(workspace.disk_mb << 20), "--tmpfs", "/dev/shm",
-                   "--bind", str(workspace.root), "/tmp", "--bind", str(workspace.path), "/tmp/ws",
-                   "--chdir", "/tmp/ws", "--remount-ro", "/", "--"]
+    return argv + ["--proc", "/proc", "--dev", "/dev", "--size", str(workspace.disk_mb << 20),
+                   "--tmpfs", "/dev/shm", "--remount-ro", "/dev", "--bind", str(workspace.root), "/tmp",
+                   "--bind", str(workspace.path), "/tmp/ws", "--chdir", "/tmp/ws", "--remount-ro", "/", "--"]
 
 
 def _launcher_config(workspace: Workspace, limits: SandboxLimits, uid: int | None, cgroups: dict[str, str],
@@ -206,8 +236,9 @@ def _launcher_config(workspace: Workspace, limits: SandboxLimits, uid: int | Non
     return {
         "workspace": str(workspace.root), "uid": uid, "cgroups": cgroups, "report_fd": report_fd,
         "bwrap": _bwrap_argv(workspace) if use_bwrap else None,
-        "limits": {"cpu_s": limits.cpu_s, "memory_bytes": limits.memory_mb << 20, "file_bytes": limits.file_mb << 20,
-                   "processes": limits.processes + LAUNCH_PROCESSES, "open_files": limits.open_files},
+        "limits": {"cpu_s": limits.cpu_s, "memory_bytes": limits.memory_mb << 20,
+                   "file_bytes": limits.file_mb << 20, "processes": limits.processes + LAUNCH_PROCESSES,
+                   "open_files": limits.open_files},
     }
 
 
@@ -224,8 +255,8 @@ def bwrap_works() -> bool:
     with Workspace() as workspace, leased_uid() as uid:
         workspace._hand_over(uid)
         config = _launcher_config(workspace, SandboxLimits(), uid, {}, use_bwrap=True)
-        probe = subprocess.run(_launcher_argv(config, ["/bin/true"]), capture_output=True, text=True, timeout=30,
-                               env={"PATH": SANDBOX_PATH})
+        probe = subprocess.run(_launcher_argv(config, ["/bin/true"]), capture_output=True, text=True,
+                               timeout=30, env={"PATH": SANDBOX_PATH})
     if probe.returncode != 0:
         log.warning("bwrap cannot confine runs here (%s): sandboxed runs use the fallback launcher",
                     probe.stderr.strip()[-300:])

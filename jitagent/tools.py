@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass
 
@@ -24,6 +25,7 @@ TOOL_SCHEMAS: dict[str, dict] = {
 }
 
 READ_LIMIT = 8000
+LIST_LIMIT = 500
 
 
 class ToolError(Exception):
@@ -72,21 +74,21 @@ class ToolBox:
         result = await self.workspace.run(["/bin/sh", "-c", command], self.limits, deadline=deadline)
         return ToolResult(result.describe(), ok=result.ok, wall_s=result.wall_s, stdout=result.stdout)
 
+    # File tools run in a worker thread: what a run left in the workspace never stalls the server.
     async def _read_file(self, path: str, deadline: float | None = None) -> ToolResult:
-        text = self.workspace.resolve(path).read_text(errors="replace")
-        cut = "\n[truncated]" if len(text) > READ_LIMIT else ""
-        return ToolResult(text[:READ_LIMIT] + cut, ok=True)
+        text, cut = await asyncio.to_thread(self.workspace.read_text, path, READ_LIMIT)
+        return ToolResult(text + ("\n[truncated]" if cut else ""), ok=True)
 
     async def _write_file(self, path: str, content: str, deadline: float | None = None) -> ToolResult:
         if len(content.encode()) > self.limits.file_mb << 20:
             raise ToolError(f"content exceeds the file-size limit of {self.limits.file_mb} MB")
-        self.workspace.write(path, content)
+        await asyncio.to_thread(self.workspace.write, path, content)
         return ToolResult(f"wrote {len(content)} characters to {path}", ok=True)
 
     async def _list_dir(self, path: str = ".", deadline: float | None = None) -> ToolResult:
-        target = self.workspace.resolve(path)
-        entries = sorted(p.name + ("/" if p.is_dir() else "") for p in target.iterdir())
-        return ToolResult("\n".join(entries) or "(empty)", ok=True)
+        names, count = await asyncio.to_thread(self.workspace.list_names, path, LIST_LIMIT)
+        more = f"\n[{count - len(names)} more]" if count > len(names) else ""
+        return ToolResult("\n".join(names) + more or "(empty)", ok=True)
 
     async def _final_answer(self, answer: str, deadline: float | None = None) -> ToolResult:
         return ToolResult(str(answer), ok=True)

@@ -6,11 +6,14 @@ import asyncio
 import re
 from dataclasses import dataclass
 
+import regex
+
 from jitagent.sandbox import SandboxLimits, Workspace, sandbox_python
 from jitagent.tasks import Task
 
 NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?|-?\.\d+")
 FENCE = re.compile(r"```(?:python|py)?\s*\n(.*?)(?:```|$)", re.S)
+REGEX_TIMEOUT_S = 1.0  # a task's own pattern may backtrack without end
 
 
 @dataclass
@@ -57,7 +60,12 @@ async def verify(task: Task, answer: str | None, workspace: Workspace, limits: S
         ok = got is not None and abs(got - float(v.expected)) <= v.tolerance * max(1.0, abs(float(v.expected)))
         return Verdict(ok, float(ok), f"expected {v.expected}, got {got}")
     if v.kind == "regex":
-        ok = re.search(v.pattern, answer, 0 if v.case_sensitive else re.I) is not None
+        flags = 0 if v.case_sensitive else regex.I
+        try:  # in a worker thread, with a time limit: the pattern is the task's, untrusted
+            ok = await asyncio.to_thread(regex.search, v.pattern, answer, flags, timeout=REGEX_TIMEOUT_S,
+                                         concurrent=True) is not None
+        except TimeoutError:
+            return Verdict(False, 0.0, f"pattern {v.pattern[:200]!r} ran past {REGEX_TIMEOUT_S} s: not matched")
         return Verdict(ok, float(ok), f"pattern {v.pattern!r} {'matched' if ok else 'not found'}")
     if v.kind == "reasoning_gym":
         from jitagent.suites.external import score_reasoning_gym

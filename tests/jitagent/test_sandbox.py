@@ -2,11 +2,18 @@
 
 import asyncio
 import os
+import subprocess
+import sys
 import time
+import uuid
+from pathlib import Path
 
 import pytest
 
-from jitagent.sandbox import SandboxLimits, Workspace, sandbox_python
+import jitagent.sandbox as sandbox
+from jitagent.sandbox import (FULL_CONFINEMENT, WORKSPACES, SandboxLimits, Workspace, bwrap_works,
+                              reclaim_leftovers, sandbox_python)
+from jitagent.sandbox_host import is_root, owner_tag
 from jitagent.tools import ToolBox
 
 LIMITS = SandboxLimits(wall_s=4, cpu_s=3, memory_mb=256, processes=16)
@@ -39,13 +46,21 @@ def test_memory_bomb_is_contained():
 
 
 def test_fork_bomb_is_contained_and_leaves_no_process():
+    marker = f"{uuid.uuid4().int % 10**6}.75"
     with Workspace() as ws:
         box = ToolBox(ws, ["shell"], LIMITS)
-        result = asyncio.run(box.call("shell", {"command": "bomb() { bomb | bomb & }; bomb; sleep 2"}))
+        command = f"bomb() {{ bomb | bomb & }}; sleep {marker} & bomb; sleep 2"
+        result = asyncio.run(box.call("shell", {"command": command}))
     assert "Cannot fork" in result.output or "Resource temporarily unavailable" in result.output
     time.sleep(0.5)
-    left = os.popen("ps -u nobody -o pid= 2>/dev/null").read().split() if os.geteuid() == 0 else []
-    assert left == []
+    assert not [p for p in Path("/proc").glob("[0-9]*/cmdline") if marker.encode() in _read(p)]
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
 
 
 def test_write_outside_workspace_does_not_reach_the_host(tmp_path):
@@ -84,8 +99,47 @@ def test_tool_not_allowed_and_bad_arguments_are_reported():
         assert "bad arguments" in asyncio.run(box.call("python", {"source": "1"})).output
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="namespaces and uid drop need root")
-def test_confinement_applied_as_root():
+@pytest.mark.skipif(not (is_root() and bwrap_works()), reason="full confinement needs root and bwrap")
+def test_full_confinement_with_bwrap_as_root():
     with Workspace() as ws:
         result = asyncio.run(ws.run([sandbox_python(), "-c", "print(1)"]))
-    assert {"pidns", "mountns", "netns", "uid", "rlimits"} <= set(result.confinement)
+    assert set(FULL_CONFINEMENT) <= set(result.confinement) and result.stdout == "1\n"
+
+
+@pytest.mark.skipif(not is_root(), reason="namespaces, mounts and the uid pool need root")
+def test_the_fallback_launcher_confines_what_it_can(monkeypatch):
+    monkeypatch.setattr(sandbox, "bwrap_works", lambda: False)
+    with Workspace({"in.txt": "x"}) as ws:
+        result = asyncio.run(ws.run([sandbox_python(), "-c", "import os; print(os.getcwd())"]))
+    applied = set(result.confinement)
+    assert {"pidns", "mountns", "procfs", "netns", "uid", "rlimits", "disk"} <= applied
+    assert "bwrap" not in applied
+    assert result.stdout == "/tmp/ws\n"
+
+
+def test_a_file_that_cannot_be_written_leaves_no_workspace():
+    def ours():
+        return {p for p in WORKSPACES.iterdir() if p.name.startswith(owner_tag())}
+    before = ours()
+    with pytest.raises(OSError):
+        Workspace({"a": "x", "a/b": "y"})
+    assert ours() == before
+
+
+def test_server_side_reads_and_listings_are_bounded():
+    with Workspace({"big.txt": "z" * 50_000, **{f"d/{i}.txt": "" for i in range(30)}}) as ws:
+        text, cut = ws.read_text("big.txt", 100)
+        names, count = ws.list_names("d", 10)
+        with pytest.raises(ValueError, match="not a regular file"):
+            ws.read_text("d", 100)
+    assert (len(text), cut) == (100, True) and len(names) == 10 and count == 30
+
+
+def test_leftovers_of_a_dead_owner_are_reclaimed_and_a_live_owners_are_kept():
+    leave_one = "from jitagent.sandbox import Workspace; print(Workspace().root)"
+    dead = subprocess.run([sys.executable, "-c", leave_one], capture_output=True, text=True, check=True)
+    dead = dead.stdout.strip()
+    with Workspace() as mine:
+        reclaimed = reclaim_leftovers()
+        assert dead in reclaimed and not os.path.exists(dead)
+        assert mine.path.is_dir() and str(mine.root) not in reclaimed

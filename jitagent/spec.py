@@ -6,6 +6,7 @@ Its id is a digest of its content, so two identical harnesses are one harness.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import string
@@ -14,6 +15,8 @@ from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from jitagent.nesting import NestingError, yaml_load
 
 TOOL_NAMES = ("python", "shell", "read_file", "write_file", "list_dir", "final_answer")
 
@@ -26,6 +29,7 @@ CODE_INTERFACES: dict[str, tuple[str, tuple[str, ...]]] = {
     "planning": ("guidance", ("task", "history")),  # (str, list[dict]) -> str
     "answer": ("extract_answer", ("text",)),    # str -> str
 }
+MAX_CODE_CHARS = 20_000  # a code section is parsed in the server process: bounded
 
 
 class _Strict(BaseModel):
@@ -102,15 +106,28 @@ class Prompts(_Strict):
 
     @field_validator("system", "step")
     @classmethod
-    def _known_fields(cls, template: str) -> str:
-        try:
-            names = {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
-        except ValueError as exc:
-            raise ValueError(f"malformed template: {exc}") from None
-        unknown = sorted(n for n in names if n not in TEMPLATE_FIELDS)
-        if unknown:
-            raise ValueError(f"template references unknown field(s) {unknown}; allowed: {sorted(TEMPLATE_FIELDS)}")
+    def _plain_known_fields(cls, template: str) -> str:
+        if problem := template_problem(template):
+            raise ValueError(problem)
         return template
+
+
+def template_problem(template: str) -> str | None:
+    """Why filling `template` could fail at run time, or None: only `{name}` of an allowed field,
+    no attribute or index access, no conversion or format spec (each can raise, or reach objects)."""
+    try:
+        fields = [(name, spec, conversion) for _, name, spec, conversion in string.Formatter().parse(template)
+                  if name is not None]
+    except ValueError as exc:
+        return f"malformed template: {exc}"
+    unknown = sorted({name for name, _, _ in fields if name not in TEMPLATE_FIELDS})
+    if accessed := [n for n in unknown if n.split(".")[0].split("[")[0] in TEMPLATE_FIELDS]:
+        return f"template field(s) {accessed}: attribute and index access are not allowed; write {{name}}"
+    if unknown:
+        return f"template references unknown field(s) {unknown}; allowed: {sorted(TEMPLATE_FIELDS)}"
+    if decorated := sorted({name for name, spec, conversion in fields if spec or conversion}):
+        return f"template field(s) {decorated}: conversions and format specs are not allowed; write {{name}}"
+    return None
 
 
 class Limits(_Strict):
@@ -122,7 +139,33 @@ class Limits(_Strict):
 
 class CodeSection(_Strict):
     stage: Literal["memory", "planning", "answer"]
-    source: str = Field(..., min_length=1)
+    source: str = Field(..., min_length=1, max_length=MAX_CODE_CHARS)
+
+    @model_validator(mode="after")
+    def _defines_its_interface(self) -> CodeSection:
+        if problem := interface_problem(self.stage, self.source):
+            raise ValueError(problem)
+        return self
+
+
+def interface_problem(stage: str, source: str) -> str | None:
+    """Why `source` does not implement the stage's function (it does not parse, lacks the function,
+    or takes other parameters), or None. Parsing only: the code itself runs in the sandbox."""
+    func, params = CODE_INTERFACES[stage]
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        return f"source: SyntaxError: {exc.msg} (line {exc.lineno}, column {exc.offset})"
+    except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, nesting the parser refuses
+        return f"source: does not parse: {type(exc).__name__}: {str(exc)[:200]}"
+    defs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    if func not in defs:
+        return (f"source: stage {stage!r} must define `def {func}({', '.join(params)})`; "
+                f"found functions {sorted(defs) or 'none'}")
+    got = tuple(a.arg for a in defs[func].args.args)
+    if got != params:
+        return f"source: `{func}` must take parameters {params}, it takes {got}"
+    return None
 
 
 class Envelope(_Strict):
@@ -197,9 +240,11 @@ def parse_spec(data: dict | str) -> HarnessSpec:
     """Validate a dict, or JSON/YAML text, into a HarnessSpec or raise SpecError."""
     if isinstance(data, str):
         try:
-            data = yaml.safe_load(data)
+            data = yaml_load(data)
         except yaml.YAMLError as exc:
             raise SpecError(f"not valid YAML/JSON: {exc}") from None
+        except NestingError as exc:
+            raise SpecError(f"not a harness spec: {exc}") from None
     if not isinstance(data, dict):
         raise SpecError(f"a harness spec must be a mapping, got {type(data).__name__}")
     try:

@@ -10,18 +10,23 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from jitagent.nesting import NestingError, json_loads
 from jitagent.spec import TOOL_NAMES, format_validation_error
 
 SPLITS = ("learn", "score", "final")
+MAX_PATTERN = 4096  # a regex verifier's pattern: compiled in the server process, so bounded
+MAX_FILES = 1000
+MAX_FILE_PATH = 1024
+MAX_NAME_BYTES = 255  # one path component, as the kernel allows
 
 
 class VerifierSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     kind: Literal["none", "exact", "numeric", "regex", "python_tests", "shell_check", "reasoning_gym"]
     expected: str | float | int | None = None
-    tolerance: float = 1e-6
-    pattern: str | None = None
+    tolerance: float = Field(1e-6, ge=0)
+    pattern: str | None = Field(None, max_length=MAX_PATTERN)
     tests: str | None = None       # python_tests: code run after the answer's code
     prelude: str | None = None     # python_tests: code run before the answer's code (e.g. imports)
     dataset: str | None = None     # reasoning_gym: generator name, seed, size and index of the entry
@@ -53,8 +58,39 @@ class Task(BaseModel):
             raise ValueError(f"unknown tool(s) {unknown}")
         return tools
 
+    @field_validator("files")
+    @classmethod
+    def _workspace_names(cls, files: dict[str, str]) -> dict[str, str]:
+        if len(files) > MAX_FILES:
+            raise ValueError(f"{len(files)} files; at most {MAX_FILES}")
+        for name in files:
+            if problem := _file_name_problem(name, files):
+                raise ValueError(f"file name {name[:80]!r}: {problem}")
+        return files
+
     def allows(self, tool: str) -> bool:
         return self.tools is None or tool in self.tools
+
+
+def _file_name_problem(name: str, names: dict[str, str]) -> str | None:
+    """Why `name` cannot be a workspace file (relative, normalised, no NUL, bounded), or None.
+    `names`: the task's other files, none of which may be a directory of this one."""
+    if not name:
+        return "must not be empty"
+    if "\0" in name:
+        return "must not contain a NUL byte"
+    if len(name) > MAX_FILE_PATH:
+        return f"longer than {MAX_FILE_PATH} characters"
+    if name.startswith("/"):
+        return "must be relative to the workspace"
+    parts = name.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        return "must be normalised: no empty, '.' or '..' parts"
+    if any(len(part.encode()) > MAX_NAME_BYTES for part in parts):
+        return f"a part is longer than {MAX_NAME_BYTES} bytes"
+    if clash := next((d for d in ("/".join(parts[:i]) for i in range(1, len(parts))) if d in names), None):
+        return f"{clash!r} is a file, not a directory"
+    return None
 
 
 class TaskFileError(ValueError):
@@ -67,9 +103,11 @@ def parse_tasks(lines: list[str], source: str = "<tasks>") -> list[Task]:
         if not line.strip():
             continue
         try:
-            task = Task.model_validate(json.loads(line))
+            task = Task.model_validate(json_loads(line))
         except json.JSONDecodeError as exc:
             raise TaskFileError(f"{source}:{number}: not valid JSON: {exc.msg}") from None
+        except NestingError as exc:
+            raise TaskFileError(f"{source}:{number}: not a task: {exc}") from None
         except ValidationError as exc:
             raise TaskFileError(f"{source}:{number}: {format_validation_error(exc)}") from None
         if task.id in seen:

@@ -1,12 +1,12 @@
 """The validation ladder, cheapest rung first; each failure is kept as evidence (and fed to repair).
 
 1. json     — the output parses and matches the edit (or full-spec) schema
-2. spec     — the built HarnessSpec validates (field-named errors)
+2. spec     — the built HarnessSpec validates (field-named errors; templates fill without error,
+              a `code` section parses and defines its stage interface)
 3. semantic — tools exist and the task allows them; limits within the server's ceilings
    (before it: what is merely too big is clamped, and an added instruction copying the task —
    a reward-hacking smell — is dropped; both are recorded as notes)
-4. code     — a `code` section parses, defines its stage interface and survives a smoke call
-              in the sandbox with sample inputs
+4. code     — a `code` section survives a smoke call in the sandbox with sample inputs
 5. dry run  — the harness runs on the task with a step cap without a harness error
 """
 
@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field, ValidationError
 
-from jitagent.runtime.stage_code import StageCodeError, call_stage, check_interface
+from jitagent.nesting import NestingError, json_loads
+from jitagent.runtime.stage_code import StageCodeError, call_stage
 from jitagent.sandbox import Workspace
 from jitagent.spec import HarnessSpec, SpecError, format_validation_error, parse_spec
 from jitagent.synthesis.edit import HarnessEdit, build_spec
@@ -67,9 +68,11 @@ class Validated:
 def parse_output(text: str, parents: dict[str, HarnessSpec], ceilings: Ceilings) -> Validated:
     """Rungs 1-2. `parents` maps reference names to specs."""
     try:
-        value = json.loads(text)
+        value = json_loads(text)
     except json.JSONDecodeError as exc:
         return Validated(None, [Check("json", False, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")])
+    except NestingError as exc:
+        return Validated(None, [Check("json", False, f"not a harness edit: {exc}")])
     if not isinstance(value, dict):
         return Validated(None, [Check("json", False, f"expected a JSON object, got {type(value).__name__}")])
     if "spec" in value:  # a whole spec: the escape hatch for what an edit cannot express
@@ -148,7 +151,6 @@ async def check_code(spec: HarnessSpec) -> str | None:
     if spec.code is None:
         return None
     try:
-        check_interface(spec.code)
         with Workspace() as ws:
             await call_stage(spec.code, SMOKE_INPUTS[spec.code.stage], ws)
     except StageCodeError as exc:

@@ -36,6 +36,17 @@ def test_id_is_a_content_digest_independent_of_envelope():
     (lambda d: d["action"].update(kind="telepathy"), "action.kind"),
     (lambda d: d["tools"].update(tools=["shell"]), "codeact"),
     (lambda d: d["tools"].update(tools=["python", "python"]), "duplicate"),
+    (lambda d: d["prompts"].update(step="{task:{0}}"), "format specs are not allowed"),
+    (lambda d: d["prompts"].update(system="{task!r}"), "conversions"),
+    (lambda d: d["prompts"].update(step="{task.__class__.__mro__}"), "attribute and index access"),
+    (lambda d: d["prompts"].update(step="{task[0]}"), "attribute and index access"),
+    (lambda d: d["prompts"].update(step="{0} {}"), "unknown field"),
+    (lambda d: d["prompts"].update(step="{task"), "malformed template"),
+    (lambda d: d.update(code={"stage": "answer", "source": "def extract_answer(text)\n  return text"}), "SyntaxError"),
+    (lambda d: d.update(code={"stage": "answer", "source": "def answer(text):\n  return text"}), "must define"),
+    (lambda d: d.update(code={"stage": "memory", "source": "def view(msgs):\n  return msgs"}), "parameters"),
+    (lambda d: d.update(code={"stage": "answer", "source": "x = " + "(" * 500 + ")" * 500}), "code"),
+    (lambda d: d.update(code={"stage": "answer", "source": "#" * 30_000}), "code.source"),
 ])
 def test_validation_errors_name_the_field(mutate, field):
     data = base()
@@ -50,6 +61,17 @@ def test_malformed_text_is_a_clear_error():
         parse_spec("name: [unclosed")
     with pytest.raises(SpecError, match="must be a mapping"):
         parse_spec("[1, 2]")
+    with pytest.raises(SpecError, match="nested deeper than"):
+        parse_spec("a: " + "[" * 5000 + "]" * 5000)
+    with pytest.raises(SpecError, match="aliases are not allowed"):
+        parse_spec("a: &x [1, 2]\nb: *x")
+
+
+def test_a_spec_that_validates_fills_its_templates_without_error():
+    data = base()
+    data["prompts"].update(system="{tools} {{literal}}", step="{task}\n{plan}{notes}{observation}")
+    spec = parse_spec(data)
+    assert spec.prompts.step.format_map({}.fromkeys(("task", "plan", "notes", "observation"), ""))
 
 
 def test_yaml_round_trip():

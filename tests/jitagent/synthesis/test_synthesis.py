@@ -57,9 +57,11 @@ def test_lineage_never_lengthens_names_or_descriptions():
     (json.dumps({"parent": "direct", "action": "react", "tools": []}), "spec", "needs at least one tool"),
     (json.dumps({"parent": "codeact", "tools": ["python", "shell"]}), "semantic", "does not allow tool 'shell'"),
     (full(memory={"kind": "infinite"}), "spec", "memory.kind"),
-    (full("def extract_answer(text)\n    return text"), "code", "SyntaxError"),
-    (full("def answer(text):\n    return text"), "code", "must define `def extract_answer(text)`"),
-    (full("def extract_answer(txt, extra):\n    return txt"), "code", "must take parameters ('text',)"),
+    (full("def extract_answer(text)\n    return text"), "spec", "SyntaxError"),
+    (full("def answer(text):\n    return text"), "spec", "must define `def extract_answer(text)`"),
+    (full("def extract_answer(txt, extra):\n    return txt"), "spec", "must take parameters ('text',)"),
+    (full(prompts={"step": "{task:{0}}"}), "spec", "format specs are not allowed"),
+    (full(prompts={"step": "{task.__class__.__mro__}"}), "spec", "attribute and index access"),
     (full("def extract_answer(text):\n    return 1 / 0"), "code", "ZeroDivisionError"),
 ])
 def test_each_rung_rejects_its_broken_spec_with_the_exact_error(text, rung, fragment):

@@ -73,7 +73,7 @@ def _confine_by_hand(workspace: str) -> list[str]:
     pid = os.fork()
     if pid:  # the launcher waits for the namespace's init and mirrors its status
         _, status = os.waitpid(pid, 0)
-        os._exit(os.waitstatus_to_exitcode(status) & 0xFF if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
+        os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
     if _mount("", "/", None, MS_REC | MS_PRIVATE, None):
         ok = all(_mount("tmpfs", d, "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
                  for d in ("/var/tmp", "/dev/shm") if os.path.isdir(d))

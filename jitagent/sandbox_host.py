@@ -52,7 +52,7 @@ def owner_tag() -> str:
 
 
 def owner_is_dead(name: str, prefix: str = "") -> bool:
-    """Whether the leftover called `name` (`PREFIX` + `PID.STARTTIME-...`) belongs to a process that is gone."""
+    """Whether the leftover `name` (`PREFIX` + `PID.STARTTIME-...`) belongs to a process that is gone."""
     tag = name.removeprefix(prefix).split("-", 1)[0]
     pid, _, start = tag.partition(".")
     if not pid.isdigit() or not start:

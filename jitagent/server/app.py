@@ -1,9 +1,11 @@
 """The server: grpc.aio with health, reflection, optional auth and TLS, metrics, graceful shutdown.
 
-Start-up: the port opens at once with health NOT_SERVING (RPCs get UNAVAILABLE); models and
-the bank load in the background; then SERVING. On SIGTERM: NOT_SERVING, in-flight RPCs get
-`grace_s` to finish (then are cancelled, which stops their model and tool work), the bank is
-flushed and closed.
+Start-up: workspaces and run cgroups left by a killed predecessor are removed; the port opens at
+once with health NOT_SERVING (RPCs get UNAVAILABLE); models and the bank load in the background;
+then SERVING, or, when they cannot load (a data dir that cannot be used, a model that is not
+there), `serve_forever` raises StartupError with one line saying why. On SIGTERM: NOT_SERVING,
+in-flight RPCs get `grace_s` to finish (then are cancelled, which stops their model and tool work),
+the bank is flushed and closed.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import signal
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,7 +26,9 @@ from pydantic import BaseModel, Field
 
 from jitagent.paths import data_dir
 from jitagent.pipeline import JitPipeline, PipelineConfig
+from jitagent.sandbox import reclaim_leftovers
 from jitagent.server.auth import BearerTokenInterceptor
+from jitagent.server.decoding import RequestDecodingInterceptor
 from jitagent.server.metrics import Metrics
 from jitagent.server.service import JitAgentService
 from jitagent.v1 import jitagent_pb2 as pb
@@ -30,6 +36,10 @@ from jitagent.v1 import jitagent_pb2_grpc as pb_grpc
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["JitAgent"].full_name
 log = logging.getLogger("jitagent.server")
+
+
+class StartupError(RuntimeError):
+    """The server cannot serve (its data dir, bank or models); the message is one line."""
 
 
 class ServerConfig(BaseModel):
@@ -60,11 +70,15 @@ class JitAgentServer:
         self.port: int | None = None
         self.ready = asyncio.Event()
         self._loading: asyncio.Task | None = None
-        self.load_error: BaseException | None = None
+        self.load_error: str | None = None
 
     async def start(self) -> int:
+        reclaimed = await asyncio.to_thread(reclaim_leftovers)
+        if reclaimed:
+            log.info(json.dumps({"event": "reclaimed", "leftovers": reclaimed}))
         limit = self.config.max_message_mb << 20
         interceptors = [BearerTokenInterceptor(self.config.auth_token)] if self.config.auth_token else []
+        interceptors.append(RequestDecodingInterceptor())
         self.server = grpc.aio.server(interceptors=interceptors, options=[
             ("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit)])
         pb_grpc.add_JitAgentServicer_to_server(self.service, self.server)
@@ -88,10 +102,10 @@ class JitAgentServer:
     async def _load(self) -> None:
         try:
             self.service.pipeline = await asyncio.to_thread(self.build, self.config)
-        except BaseException as exc:  # stay NOT_SERVING and say why
-            self.load_error = exc
-            log.error(json.dumps({"event": "load_failed", "error": str(exc)}))
-            raise
+        except Exception as exc:  # stay NOT_SERVING and say why, in one line
+            self.load_error = self.service.load_error = one_line(exc)
+            log.error(json.dumps({"event": "load_failed", "error": self.load_error}))
+            return
         for name in ("", SERVICE_NAME):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         self.ready.set()
@@ -108,13 +122,20 @@ class JitAgentServer:
         log.info('{"event": "stopped"}')
 
     async def serve_forever(self) -> None:
+        """Serve until SIGTERM or SIGINT; StartupError when models or the bank cannot load."""
         await self.start()
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
-        await stop.wait()
+        stopping = asyncio.create_task(stop.wait())
+        await asyncio.wait({stopping, self._loading}, return_when=asyncio.FIRST_COMPLETED)
+        if self.load_error is None:
+            await stopping
+        stopping.cancel()
         await self.stop()
+        if self.load_error is not None:
+            raise StartupError(self.load_error)
 
 
 def build_pipeline(config: ServerConfig):
@@ -122,8 +143,12 @@ def build_pipeline(config: ServerConfig):
     from jitagent.catalog import seed_bank
     from jitagent.models import load_model
 
-    config.data_dir.mkdir(parents=True, exist_ok=True)
-    bank = HarnessBank(config.data_dir / "bank.db")
+    path = usable_bank_path(config.data_dir)
+    try:
+        bank = HarnessBank(path)
+    except (OSError, RuntimeError, sqlite3.Error) as exc:  # RuntimeError: faiss, on a corrupt index file
+        raise StartupError(f"data dir {config.data_dir}: cannot open the harness bank: {one_line(exc)}") \
+            from None
     seed_bank(bank)
     meta = load_model(config.meta_model, slot="meta")
     solver = load_model(config.solver_model or config.meta_model, slot="solver")
@@ -132,3 +157,32 @@ def build_pipeline(config: ServerConfig):
             model.load()  # the first request must not pay for loading weights
     bank.search("warm up the embedder", k=1)
     return JitPipeline(bank, meta, solver, config.pipeline)
+
+
+def one_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def usable_bank_path(data_dir: Path) -> Path:
+    """The bank's path in `data_dir`, or StartupError saying in one line why it cannot be used."""
+    problem = None
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        problem = exc.strerror or str(exc)
+    path = data_dir / "bank.db"
+    if problem is None and not os.access(data_dir, os.W_OK | os.X_OK):
+        problem = "not writable"
+    elif problem is None and path.exists() and not path.is_file():
+        problem = f"{path.name} is not a file"
+    elif problem is None and path.is_file() and path.stat().st_size and not _is_sqlite(path):
+        problem = f"{path.name} is not an SQLite database"
+    if problem is not None:
+        raise StartupError(f"data dir {data_dir}: {problem}")
+    return path
+
+
+def _is_sqlite(path: Path) -> bool:
+    with path.open("rb") as f:
+        return f.read(16) == b"SQLite format 3\x00"

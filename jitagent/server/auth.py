@@ -20,7 +20,7 @@ class BearerTokenInterceptor(grpc.aio.ServerInterceptor):
         if hmac.compare_digest(given.encode(), self._expected):
             return await continuation(details)
         handler = await continuation(details)
-        return _deny(handler)
+        return None if handler is None else _deny(handler)  # None: an unknown method, UNIMPLEMENTED
 
 
 def _deny(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:

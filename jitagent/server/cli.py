@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -15,26 +17,49 @@ from rich.progress import Progress
 from jitagent.client import DEFAULT_ADDRESS, JitAgentClient
 
 console = Console(stderr=True)
+TOKEN_ENV = "JITAGENT_AUTH_TOKEN"
+
+
+def token_from(flag: str | None, file: Path | None, what: str) -> str | None:
+    """A secret from a file or the environment, never from argv: any process that can read
+    /proc/PID/cmdline would read it there. SystemExit with one line for the old flag or a bad file."""
+    if flag is not None:
+        raise SystemExit(f"{what} puts the secret in argv, where /proc shows it to every process; "
+                         f"use {what}-file FILE or the {TOKEN_ENV} environment variable")
+    if file is None:
+        return os.environ.get(TOKEN_ENV) or None
+    try:
+        token = file.read_text().strip()
+    except OSError as exc:
+        raise SystemExit(f"{what}-file {file}: {exc.strerror}") from None
+    if not token:
+        raise SystemExit(f"{what}-file {file}: empty")
+    return token
 
 
 def cmd_serve(args) -> int:
     from jitagent.paths import data_dir
     from jitagent.pipeline import PipelineConfig
-    from jitagent.server.app import JitAgentServer, ServerConfig
+    from jitagent.server.app import JitAgentServer, ServerConfig, StartupError
     from jitagent.synthesis.synthesize import SynthesisConfig
 
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
     config = ServerConfig(host=args.host, port=args.port, data_dir=args.data_dir or data_dir(), meta_model=args.meta_model,
                           solver_model=args.solver_model, concurrency=args.concurrency, max_queue=args.max_queue,
-                          auth_token=args.auth_token, tls_cert=args.tls_cert, tls_key=args.tls_key,
+                          auth_token=token_from(args.auth_token, args.auth_token_file, "--auth-token"),
+                          tls_cert=args.tls_cert, tls_key=args.tls_key,
                           metrics_port=args.metrics_port, grace_s=args.grace,
                           pipeline=PipelineConfig(synthesis=SynthesisConfig(n=args.n, dry_run=not args.no_dry_run)))
-    asyncio.run(JitAgentServer(config).serve_forever())
+    try:
+        asyncio.run(JitAgentServer(config).serve_forever())
+    except StartupError as exc:
+        print(f"jitagent serve: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 
 def _client(args) -> JitAgentClient:
-    return JitAgentClient(args.address, token=args.token)
+    return JitAgentClient(args.address, token=token_from(args.token, args.token_file, "--token"))
 
 
 def _emit(args, message) -> None:
@@ -104,7 +129,9 @@ def add_commands(sub) -> None:
     p.add_argument("--max-queue", type=int, default=64)
     p.add_argument("--n", type=int, default=3, help="default candidates per task")
     p.add_argument("--no-dry-run", action="store_true")
-    p.add_argument("--auth-token")
+    p.add_argument("--auth-token-file", type=Path,
+                   help=f"a file holding the bearer token clients must send (or set {TOKEN_ENV})")
+    p.add_argument("--auth-token", help=argparse.SUPPRESS)  # refused: a secret in argv
     p.add_argument("--tls-cert", type=Path)
     p.add_argument("--tls-key", type=Path)
     p.add_argument("--metrics-port", type=int)
@@ -113,7 +140,9 @@ def add_commands(sub) -> None:
 
     client = sub.add_parser("client", help="talk to a running server")
     client.add_argument("--address", default=DEFAULT_ADDRESS)
-    client.add_argument("--token")
+    client.add_argument("--token-file", type=Path,
+                        help=f"a file holding the server's bearer token (or set {TOKEN_ENV})")
+    client.add_argument("--token", help=argparse.SUPPRESS)  # refused: a secret in argv
     client.add_argument("--json", action="store_true")
     client.add_argument("--timeout", type=float)
     cmds = client.add_subparsers(dest="client_command", required=True)

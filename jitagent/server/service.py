@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import time
 from contextlib import asynccontextmanager
 
@@ -34,6 +35,7 @@ class TaskFailed(Exception):
 class JitAgentService(pb_grpc.JitAgentServicer):
     def __init__(self, metrics: Metrics, concurrency: int, max_queue: int):
         self.pipeline: JitPipeline | None = None  # set once models and the bank are loaded
+        self.load_error: str | None = None  # why they could not be
         self.metrics = metrics
         self.slots = asyncio.Semaphore(concurrency)
         self.max_queue = max_queue
@@ -41,6 +43,8 @@ class JitAgentService(pb_grpc.JitAgentServicer):
 
     # --- plumbing --------------------------------------------------------------------------
     async def _ready(self, context) -> JitPipeline:
+        if self.load_error is not None:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, f"the server could not start: {self.load_error}")
         if self.pipeline is None:
             await context.abort(grpc.StatusCode.UNAVAILABLE, "loading models and the harness bank; retry shortly")
         return self.pipeline
@@ -162,10 +166,13 @@ class JitAgentService(pb_grpc.JitAgentServicer):
                 problems.append("harness_id: required")
             if not request.task_text.strip():
                 problems.append("task_text: must not be empty")
-            if not 0.0 <= request.reward <= 1.0:
+            if not 0.0 <= request.reward <= 1.0:  # NaN fails this too
                 problems.append(f"reward: must be in [0, 1], got {request.reward}")
-            if request.wall_s < 0:
-                problems.append("wall_s: must not be negative")
+            if not (math.isfinite(request.wall_s) and request.wall_s >= 0):
+                problems.append(f"wall_s: must be a finite number >= 0, got {request.wall_s}")
+            for name in ("prompt_tokens", "completion_tokens"):
+                if request.HasField(name) and getattr(request, name) < 0:
+                    problems.append(f"{name}: must not be negative")
             if problems:
                 await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "; ".join(problems))
             outcome = Outcome(

@@ -1,0 +1,61 @@
+"""Bad input over the network gets INVALID_ARGUMENT naming the field, stores nothing, leaks nothing."""
+
+import asyncio
+
+import grpc
+import pytest
+
+from jitagent.catalog import load_seeds
+from jitagent.sandbox import WORKSPACES
+from jitagent.sandbox_host import owner_tag
+from jitagent.v1 import jitagent_pb2 as pb
+
+from .conftest import running
+
+DIRECT = load_seeds()["direct"].id
+BAD_NAMES = ["../../etc/evil", "/etc/evil", "", ".", "a\0b", "x" * 300]
+
+
+def our_workspaces() -> set:
+    return {p.name for p in WORKSPACES.iterdir() if p.name.startswith(owner_tag())} if WORKSPACES.exists() else set()
+
+
+def outcome(**fields) -> pb.ReportOutcomeRequest:
+    return pb.ReportOutcomeRequest(**{"harness_id": DIRECT, "task_text": "What is 2 + 2?", "reward": 1.0, **fields})
+
+
+def test_bad_requests_name_the_field_and_leave_no_workspace_or_outcome(make_config):
+    async def main():
+        async with running(make_config()) as (server, client):
+            before = our_workspaces()
+            stored = server.service.pipeline.bank.stats()
+            solve = [(pb.SolveRequest(task=pb.Task(prompt="p", files={name: "x"})), "task: files")
+                     for name in BAD_NAMES]
+            solve += [
+                (pb.SolveRequest(task=pb.Task(prompt="p", verifier=pb.Verifier(kind="numeric", expected="1",
+                                                                             tolerance=float("nan")))), "tolerance"),
+                (pb.SolveRequest(task=pb.Task(prompt="p", verifier=pb.Verifier(kind="regex", pattern="("))),
+                 "task.verifier.pattern: does not compile"),
+                (pb.SolveRequest(task=pb.Task(prompt="p", verifier=pb.Verifier(kind="regex", pattern="a" * 10_000))),
+                 "pattern"),
+            ]
+            for request, fragment in solve:
+                with pytest.raises(grpc.aio.AioRpcError) as err:
+                    [e async for e in client.stub.Solve(request)]
+                assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT and fragment in err.value.details()
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await client.stub.Synthesize(pb.SynthesizeRequest(tasks=[pb.Task(prompt="p"),
+                                                                         pb.Task(prompt="q", files={"..": ""})]))
+            assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "tasks[1]: files" in err.value.details()
+            reports = [(outcome(wall_s=float("nan")), "wall_s"), (outcome(wall_s=float("inf")), "wall_s"),
+                       (outcome(reward=float("nan")), "reward"), (outcome(prompt_tokens=-5), "prompt_tokens")]
+            for request, fragment in reports:
+                with pytest.raises(grpc.aio.AioRpcError) as err:
+                    await client.stub.ReportOutcome(request)
+                assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT and fragment in err.value.details()
+            streamed = [r async for r in client.stub.StreamTasks(iter(
+                [pb.StreamTasksRequest(task=pb.Task(prompt="p", files={"/abs": "x"}))]))]
+            assert streamed[0].error.startswith("INVALID_ARGUMENT: task #0: files")
+            assert our_workspaces() == before and server.service.pipeline.bank.stats() == stored
+            assert await client.health() == "SERVING"
+    asyncio.run(main())

@@ -145,8 +145,11 @@ class Synthesizer:
                 cost.repair.add(fix.usage)
                 cost.repair.wall_s += time.monotonic() - start
                 checked = await self._check(fix.text, parents, task)
+                repeated = any(r.output == fix.text for r in candidate.rounds)
                 candidate.rounds.append(Round(number, fix.text, checked.error))
                 yield SynthesisEvent("repaired", checked.error or "valid", index, checked.ok)
+                if repeated:  # the model answers the error with the same output: another round repeats it
+                    break
             candidate.checks, candidate.notes = checked.checks, checked.notes
             if checked.spec is not None:
                 candidate.parent_id = checked.spec.envelope.parent_id

@@ -87,6 +87,9 @@ def parse_output(text: str, parents: dict[str, HarnessSpec], ceilings: Ceilings)
         if deduped != value["tools"]:
             notes.append(f"tools de-duplicated: {value['tools']} -> {deduped}")
             value["tools"] = deduped
+    if value.get("answer_from") == "stdout" and value.get("action") not in (None, "codeact"):
+        notes.append(f"answer_from stdout needs codeact: -> text for action {value['action']!r}")
+        value["answer_from"] = "text"  # the grammar cannot tie the two fields; the meaning is plain
     for key in ("max_steps", "samples"):
         if isinstance(value.get(key), int) and value[key] > getattr(ceilings, key):
             notes.append(f"{key} clamped {value[key]} -> {getattr(ceilings, key)}")

@@ -109,10 +109,21 @@ def test_repair_turns_a_broken_candidate_into_a_valid_one_with_the_exact_error_i
 
 
 def test_candidate_still_broken_after_two_rounds_leads_to_fallback():
-    synth, meta = synthesizer(["{broken"])
+    synth, meta = synthesizer(["{broken", "{broken again", "{still broken"])
     synthesis = run_synthesis(synth)[-1]
     assert synthesis.chosen is None and synthesis.fallback
     assert len(synthesis.candidates[0].rounds) == 3 and len(meta.calls) == 3  # draft + 2 repairs, no more
+
+
+def test_a_repair_that_repeats_its_broken_output_is_not_asked_again():
+    synth, meta = synthesizer(["{broken"])
+    synthesis = run_synthesis(synth)[-1]
+    assert len(synthesis.candidates[0].rounds) == 2 and len(meta.calls) == 2
+
+
+def test_stdout_answers_without_code_are_read_as_text():
+    result = check(GOOD.replace('"action": "codeact"', '"action": "direct"').replace('"tools": ["python"]', '"tools": []'))
+    assert result.ok and result.spec.action.answer_from == "text" and any("stdout" in n for n in result.notes)
 
 
 def test_dry_run_rung_catches_a_harness_that_fails_at_run_time():

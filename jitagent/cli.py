@@ -116,6 +116,43 @@ def cmd_bench(args) -> int:
     return 0
 
 
+def cmd_evolve(args) -> int:
+    from rich.progress import Progress
+
+    from harness_bank import HarnessBank
+    from jitagent.catalog import seed_bank
+    from jitagent.evolve import Evolver
+    from jitagent.tasks import load_suite
+    from jitagent.models import load_model
+    from jitagent.pipeline import JitPipeline, PipelineConfig
+
+    bank = HarnessBank(args.bank)
+    seed_bank(bank)
+    pipeline = JitPipeline(bank, load_model(args.meta_model, slot="meta"), load_model(args.solver_model, slot="solver"),
+                           PipelineConfig())
+    evolver = Evolver(pipeline, Path(str(args.bank) + ".evolve.jsonl"), args.minibatch, args.budget_s)
+    learn, score = load_suite(args.suite, "learn"), load_suite(args.suite, "score")
+    steps = []
+
+    async def main():
+        with Progress(transient=True, console=Console(stderr=True)) as bar:
+            clusters = len({t.type for t in learn})
+            job = bar.add_task("evolve", total=args.rounds * clusters)
+            async for step in evolver.run(learn, score, args.rounds):
+                steps.append(step)
+                bar.advance(job)
+                bar.console.log(f"round {step.round} {step.cluster}: {step.parent} -> {step.variant or '-'}: "
+                                f"{'kept' if step.accepted else 'not kept'} ({step.reason})")
+    asyncio.run(main())
+    bank.close()
+    kept = [s.variant for s in steps if s.accepted]
+    if args.json:
+        _print_json([s.__dict__ for s in steps])
+    else:
+        print(f"{len(steps)} steps, {len(kept)} variants kept: {', '.join(kept) or 'none'} (state: {evolver.state})")
+    return 0
+
+
 def top_k(value: str) -> int | None:
     """'all' → None; 'top:K' → K."""
     if value == "all":
@@ -126,6 +163,7 @@ def top_k(value: str) -> int | None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from jitagent.paths import default_bank_path
     from jitagent.benchmark.arms import ARMS, DEFAULT_ARMS
 
     parser = argparse.ArgumentParser(prog="jitagent", description="Just-in-time agent harness synthesis")
@@ -170,6 +208,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="top:K — seeds jit_warm warms on learn: the K best on the score screen and the cheapest")
     p.add_argument("--out", help="results folder (resumable)")
     p.set_defaults(func=cmd_bench)
+    p = sub.add_parser("evolve", help="mutate each cluster's best harness on learn, keep what wins (score gates)")
+    p.add_argument("--suite", required=True)
+    p.add_argument("--rounds", type=int, default=1)
+    p.add_argument("--minibatch", type=int, default=3, help="learn tasks a variant must win on against its parent")
+    p.add_argument("--bank", default=default_bank_path(), help="bank database file (a server's data dir works)")
+    p.add_argument("--solver-model", default="embedded")
+    p.add_argument("--meta-model", default="embedded")
+    p.add_argument("--budget-s", type=float, default=60.0, help="wall-clock budget per run")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_evolve)
     for extend in _extensions():
         extend(sub)
     return parser

@@ -95,13 +95,13 @@ class JitPipeline:
         synthesis, cost = None, SynthesisCost()
         if choice.route != "synthesize":
             route: Route = choice.route
-            spec = self._spec(choice.arm.evidence.harness_id)
+            spec = self.spec_of(choice.arm.evidence.harness_id)
             yield PipelineEvent("route", f"{route} {spec.name} in {cluster}: {choice.reason}",
                                 {"route": route, "cluster": cluster, "arms": arms})
         else:
             parents = [choice.arm] if choice.arm is not None else sorted(
                 choice.arms, key=lambda a: (-a.mean, -a.evidence.similarity))
-            specs = [self._spec(a.evidence.harness_id) for a in parents]
+            specs = [self.spec_of(a.evidence.harness_id) for a in parents]
             yield PipelineEvent("retrieved", ", ".join(f"{a.evidence.name} ({a.mean:.2f})" for a in parents),
                                 {"references": arms})
             mutation = choice.arm is not None
@@ -119,7 +119,7 @@ class JitPipeline:
             if synthesis.chosen is not None:
                 route, spec = "synthesized", synthesis.chosen
             else:
-                route, spec = "fallback", self._spec((choice.best or parents[0]).evidence.harness_id)
+                route, spec = "fallback", self.spec_of((choice.best or parents[0]).evidence.harness_id)
             kind = "mutation of " + choice.arm.evidence.name if mutation else "cold cluster"
             yield PipelineEvent("route", f"{route} ({kind}; {choice.reason}): {synthesis.reason}",
                                 {"route": route, "cluster": cluster, "arms": arms})
@@ -159,7 +159,7 @@ class JitPipeline:
             failures = self.bank.failures(cluster, choice.arm.evidence.harness_id, self.config.failures)
         return cluster, choice, failures
 
-    def _spec(self, harness_id: str) -> HarnessSpec:
+    def spec_of(self, harness_id: str) -> HarnessSpec:
         """Specs are immutable by id (content digest), so parsed ones are cached."""
         spec = self._specs.get(harness_id)
         if spec is None:

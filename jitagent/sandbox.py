@@ -235,6 +235,7 @@ def _launcher_config(workspace: Workspace, limits: SandboxLimits, uid: int | Non
                      use_bwrap: bool, report_fd: int | None = None) -> dict:
     return {
         "workspace": str(workspace.root), "uid": uid, "cgroups": cgroups, "report_fd": report_fd,
+        "parent": os.getpid(),  # the launcher's parent: if it is another, the server died
         "bwrap": _bwrap_argv(workspace) if use_bwrap else None,
         "limits": {"cpu_s": limits.cpu_s, "memory_bytes": limits.memory_mb << 20,
                    "file_bytes": limits.file_mb << 20, "processes": limits.processes + LAUNCH_PROCESSES,

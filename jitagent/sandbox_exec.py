@@ -94,8 +94,9 @@ def main() -> None:
     config = json.loads(sys.argv[1])
     argv = sys.argv[sep + 1:]
     report = os.fdopen(config["report_fd"], "w") if config.get("report_fd") else None
-    parent = os.getppid()
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the fallback's waiting launcher dies with the server too
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # die with the server, the fallback's waiting launcher too
+    if os.getppid() != config["parent"]:
+        os._exit(137)  # the server died before the line above: this process was handed to another parent
     applied = _join_cgroups(config["cgroups"])
     if config["bwrap"]:
         argv = config["bwrap"] + argv
@@ -110,8 +111,8 @@ def main() -> None:
         os.setuid(config["uid"])
         applied.append("uid")
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # again: credential changes clear it
-    if os.getppid() != parent and os.getpid() != 1:  # pid 1: the fallback's namespace init, its parent waits
-        os._exit(137)  # the parent died before the line above
+    if os.getpid() != 1 and os.getppid() != config["parent"]:  # pid 1: the fallback's init, its parent waits
+        os._exit(137)
     if report:
         report.write(json.dumps(applied))
         report.close()

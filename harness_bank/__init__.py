@@ -1,6 +1,7 @@
 """The harness bank: every harness ever made, how it did, and the incumbent per task cluster.
 
-SQLite is the source of truth; the faiss index is derived from it and can always be rebuilt.
+The database is the source of truth: an SQLite file (the embedded default) or PostgreSQL shared by
+a fleet's replicas and workers. Each process's faiss index is derived from it and can always be rebuilt.
 This package knows nothing of models, the runtime or the server.
 """
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import bisect
 import json
 import shutil
-import sqlite3
 import statistics
 import threading
 from collections import Counter, defaultdict
@@ -17,7 +17,7 @@ from harness_bank.admission import AdmissionPolicy, Decision, Stats
 from harness_bank.embedder import DIM, Embedder, digest
 from harness_bank.index import VectorIndex
 from harness_bank.router import ArmEvidence
-from harness_bank.store import Store, now
+from harness_bank.store import describe, now, open_store
 
 _SHARED_EMBEDDER: Embedder | None = None
 _EMBEDDER_LOCK = threading.Lock()
@@ -48,6 +48,7 @@ class Outcome:
     source: str = "run"  # run | feedback
     answer: str | None = None  # what the harness answered (None: no answer)
     trace: str = ""  # its last steps, trimmed: what reflective mutation reads
+    delivery: str | None = None  # the queue delivery it came from: recorded once, however often redelivered
 
     @property
     def tokens(self) -> int | None:
@@ -72,22 +73,39 @@ class BankError(ValueError):
 
 
 class HarnessBank:
-    """`HarnessBank(path)` opens (or creates) `path` (SQLite) and `path.faiss` beside it."""
+    """`HarnessBank(path)` opens (or creates) `path` (SQLite) and `path.faiss` beside it;
+    `HarnessBank("postgresql://...")` opens a bank that replicas share, with this replica's faiss
+    index at `index_path` (default: in memory, built on open).
+
+    The vector log (table `vectors`) is appended in id order, one writer at a time, so an index
+    follows it with a watermark: after each write here and, for a shared bank, on every other
+    replica's NOTIFY (or every `poll_s` at the latest), it adds the vectors past its watermark."""
 
     NEIGHBOURS = 64          # experiences looked at per retrieval
     EXPERIENCE_MIN_SIM = 0.5  # below this a past task says nothing about this one
     CLUSTER_MIN_SIM = 0.6
 
     def __init__(self, path: str | Path, policy: AdmissionPolicy | None = None, embedder: Embedder | None = None,
-                 index_kind: str = "hnsw"):
-        self.path = Path(path)
-        self.store = Store(self.path)
+                 index_kind: str = "hnsw", index_path: Path | None = None, poll_s: float = 1.0):
+        self.store = open_store(path)
+        self.path = self.store.path  # None for a shared database
+        self.location = describe(path)
         self.policy = policy or AdmissionPolicy()
         self._embedder = embedder
-        self.index = VectorIndex(self.path.with_suffix(self.path.suffix + ".faiss"), index_kind)
+        if index_path is None and self.path is not None:
+            index_path = self.path.with_suffix(self.path.suffix + ".faiss")
+        self.index = VectorIndex(index_path, index_kind)
         self._cache_lock = threading.Lock()
         self._description_cache: tuple[list[str], dict[str, str], np.ndarray] | None = None
+        self._synced = threading.Condition()
+        self.watermark = 0  # the index holds every vector up to this id
         self.repaired_on_open = self._check_index()
+        self._stop_watching = threading.Event()
+        self._watcher = None
+        if self.store.shared:
+            self._watcher = threading.Thread(target=self.store.watch, name="bank-watch", daemon=True,
+                                             args=(self.catch_up, self._stop_watching, poll_s))
+            self._watcher.start()
 
     @property
     def embedder(self) -> Embedder:
@@ -103,24 +121,66 @@ class HarnessBank:
         return ids, vectors
 
     def _check_index(self) -> bool:
-        """Detect a mismatch between the index and the database and repair it by rebuilding."""
-        db_ids = {r[0] for r in self.store.query("SELECT vid FROM vectors")}
-        if self.index.ids() == db_ids:
-            return False
-        self.reindex()
-        return True
+        """Bring the index in line with the database on open: caught up when it holds a prefix of
+        the vector log (saved before the last writes), rebuilt when it holds anything else.
+        True when it changed."""
+        db_ids = [r[0] for r in self.store.query("SELECT vid FROM vectors ORDER BY vid")]
+        held = self.index.ids()
+        top = max(held, default=0)
+        if held != set(db_ids[:bisect.bisect_right(db_ids, top)]):
+            self.reindex()
+            return True
+        with self._synced:
+            self.watermark = top
+        return self.catch_up() > 0
 
     def reindex(self) -> int:
-        ids, vectors = self._db_vectors()
-        self.index.rebuild(ids, vectors)
-        self.index.save()
+        with self._synced:
+            ids, vectors = self._db_vectors()
+            self.index.rebuild(ids, vectors)
+            self.index.save()
+            self.watermark = int(ids[-1]) if len(ids) else 0
+            self._forget_descriptions()
+            self._synced.notify_all()
         return len(ids)
+
+    def catch_up(self) -> int:
+        """Add the vectors committed past the watermark (this process's and any other's) to the
+        index, in id order; the number added."""
+        with self._synced:
+            rows = self.store.query("SELECT vid, kind, vector FROM vectors WHERE vid > ? ORDER BY vid",
+                                    (self.watermark,))
+            if not rows:
+                return 0
+            self.index.add(np.array([r["vid"] for r in rows], dtype=np.int64),
+                           np.stack([np.frombuffer(r["vector"], dtype=np.float32) for r in rows]))
+            self.watermark = rows[-1]["vid"]
+            if any(r["kind"] == "harness" for r in rows):
+                self._forget_descriptions()
+            self._synced.notify_all()
+            return len(rows)
+
+    def wait_synced(self, watermark: int, timeout: float) -> bool:
+        """Block until the index holds every vector up to `watermark` (another replica's, read after
+        its write); False when `timeout` seconds pass first."""
+        with self._synced:
+            return self._synced.wait_for(lambda: self.watermark >= watermark, timeout)
+
+    def _append_vector(self, db, kind: str, ref: str, vector: np.ndarray) -> None:
+        """One writer at a time appends, until its commit: ids then commit in increasing order, so
+        a watermark never passes an id that is still to become visible."""
+        self.store.lock(db, "vectors")
+        db.execute("INSERT INTO vectors (kind, ref, vector) VALUES (?, ?, ?)", (kind, ref, vector.tobytes()))
+        self.store.notify(db)
 
     def flush(self) -> None:
         if self.index.dirty:
             self.index.save()
 
     def close(self) -> None:
+        self._stop_watching.set()
+        if self._watcher is not None:
+            self._watcher.join()
         self.flush()
         self.store.close()
 
@@ -138,14 +198,14 @@ class HarnessBank:
             raise BankError(f"parent harness {parent!r} is not in the bank")
         vector = self.embedder.embed_one(f"{spec['name']}: {spec['description']}")
         with self.store.transaction() as db:
-            db.execute("INSERT INTO harnesses VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                       (harness_id, spec["name"], spec["description"], json.dumps(spec), parent,
-                        envelope.get("origin", "seed"), envelope.get("generator", "unknown"), now()))
-            vid = db.execute("INSERT INTO vectors (kind, ref, vector) VALUES ('harness', ?, ?)",
-                             (harness_id, vector.tobytes())).lastrowid
-        self.index.add(np.array([vid]), vector[None, :])
-        with self._cache_lock:
-            self._description_cache = None
+            stored = db.execute(
+                "INSERT INTO harnesses VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (id) DO NOTHING RETURNING id",
+                (harness_id, spec["name"], spec["description"], json.dumps(spec), parent,
+                 envelope.get("origin", "seed"), envelope.get("generator", "unknown"), now())).fetchone()
+            if stored is not None:  # else another replica stored it since the check above
+                self._append_vector(db, "harness", harness_id, vector)
+        self.catch_up()
         return harness_id
 
     def get(self, harness_id: str) -> dict:
@@ -180,9 +240,10 @@ class HarnessBank:
         with self.store.transaction() as db:
             return db.execute(
                 "INSERT INTO candidates (task_digest, task_id, harness_id, parent_id, origin, generator, valid, history, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (digest(task_text), task_id, harness_id, candidate.get("parent_id"), candidate.get("origin", "synthesized"),
-                 generator, int(bool(candidate.get("valid"))), json.dumps(candidate.get("history", [])), now())).lastrowid
+                 generator, int(bool(candidate.get("valid"))), json.dumps(candidate.get("history", [])),
+                 now())).fetchone()[0]
 
     def candidates(self, task_text: str | None = None) -> list[dict]:
         sql = "SELECT * FROM candidates" + (" WHERE task_digest = ?" if task_text else "") + " ORDER BY id"
@@ -224,7 +285,7 @@ class HarnessBank:
         query = self.embedder.embed_one(task_text)
         return self._rank(query, self._near(query), k)
 
-    def _near(self, query: np.ndarray) -> list[tuple[sqlite3.Row, float]]:
+    def _near(self, query: np.ndarray) -> list[tuple[object, float]]:
         """(outcome row, similarity) of the nearest past tasks that say something about this one."""
         near = [(oid, sim) for oid, sim in self._experiences(query, self.NEIGHBOURS) if sim >= self.EXPERIENCE_MIN_SIM]
         if not near:
@@ -234,7 +295,7 @@ class HarnessBank:
                                 f"({','.join('?' * len(sims))})", tuple(sims))
         return [(r, sims[r["id"]]) for r in rows]
 
-    def _rank(self, query: np.ndarray, near: list[tuple[sqlite3.Row, float]], k: int,
+    def _rank(self, query: np.ndarray, near: list[tuple[object, float]], k: int,
               exclude: frozenset[str] = frozenset()) -> list[Hit]:
         ids, names, matrix = self._descriptions()
         if not ids:
@@ -320,12 +381,11 @@ class HarnessBank:
 
     def backup(self, path: str | Path) -> None:
         """A consistent copy of the bank (database and index) at `path`, e.g. to start several
-        experiments from one warmed bank."""
+        experiments from one warmed bank. SQLite only: PostgreSQL has pg_dump."""
+        if self.path is None:
+            raise BankError(f"backup copies an SQLite bank; back up {self.location} with pg_dump")
         self.index.save()
-        target = sqlite3.connect(path)
-        with self.store._lock:
-            self.store.db.backup(target)
-        target.close()
+        self.store.backup(path)
         shutil.copyfile(self.index.path, Path(str(path) + ".faiss"))
 
     def failures(self, cluster: str, harness_id: str, limit: int = 3) -> list[dict]:
@@ -341,8 +401,12 @@ class HarnessBank:
         current = self.store.query("SELECT harness_id FROM incumbents WHERE cluster = ?", (cluster,))
         return {r[0] for r in rows} - {r[0] for r in current}
 
+    def _forget_descriptions(self) -> None:
+        with self._cache_lock:
+            self._description_cache = None
+
     def _descriptions(self) -> tuple[list[str], dict[str, str], np.ndarray]:
-        """Harness description vectors, cached until a harness is added."""
+        """Harness description vectors, cached until the index takes in a new harness."""
         with self._cache_lock:
             if self._description_cache is None:
                 rows = self.store.query("SELECT v.ref, v.vector, h.name FROM vectors v JOIN harnesses h ON h.id = v.ref "
@@ -354,7 +418,9 @@ class HarnessBank:
     # --- outcomes, admission, incumbents -------------------------------------------------
     def record_outcome(self, outcome: Outcome) -> Decision:
         """Store an outcome (and its task as an experience), then run admission for its cluster.
-        One transaction: a crash leaves either all of it or none of it."""
+        One transaction: a crash leaves either all of it or none of it. Admissions to one cluster
+        take turns in every replica, so concurrent ones decide as they would have one after another.
+        An outcome whose delivery is already recorded changes nothing."""
         if not 0.0 <= outcome.reward <= 1.0:
             raise BankError(f"reward must be in [0, 1], got {outcome.reward}")
         if outcome.source not in ("run", "feedback"):
@@ -366,18 +432,24 @@ class HarnessBank:
         cluster = outcome.cluster or self.cluster_for(outcome.task_text, outcome.task_type, outcome.tags)
         vector = self.embedder.embed_one(outcome.task_text)
         with self.store.transaction() as db:
-            oid = db.execute(
+            self._lock_cluster(db, cluster)
+            stored = db.execute(
                 "INSERT INTO outcomes (harness_id, task_id, task_digest, task_text, cluster, reward, prompt_tokens, "
-                "completion_tokens, wall_s, verdict, source, created_at, answer, trace) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "completion_tokens, wall_s, verdict, source, created_at, answer, trace, delivery) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (delivery) DO NOTHING RETURNING id",
                 (outcome.harness_id, outcome.task_id, digest(outcome.task_text), outcome.task_text, cluster,
                  outcome.reward, outcome.prompt_tokens, outcome.completion_tokens, outcome.wall_s, outcome.verdict,
-                 outcome.source, now(), outcome.answer, outcome.trace[:4000])).lastrowid
-            vid = db.execute("INSERT INTO vectors (kind, ref, vector) VALUES ('experience', ?, ?)",
-                             (str(oid), vector.tobytes())).lastrowid
+                 outcome.source, now(), outcome.answer, outcome.trace[:4000], outcome.delivery)).fetchone()
+            if stored is None:
+                return Decision(False, f"delivery {outcome.delivery} was already recorded")
             decision = self._admit(db, cluster, outcome.harness_id)
-        self.index.add(np.array([vid]), vector[None, :])
+            self._append_vector(db, "experience", str(stored[0]), vector)
+        self.catch_up()
         return decision
+
+    def _lock_cluster(self, db, cluster: str) -> None:
+        self.store.lock(db, f"cluster:{cluster}")
 
     def cluster_stats(self, cluster: str, harness_id: str, db=None) -> Stats | None:
         """`db`: the connection inside a running transaction; otherwise a locked read."""
@@ -398,7 +470,9 @@ class HarnessBank:
         db.execute("INSERT INTO decisions (cluster, candidate_id, previous_id, kind, reason, decided_at) VALUES (?, ?, ?, ?, ?, ?)",
                    (cluster, candidate, incumbent, "promote" if decision.promote else "keep", decision.reason, now()))
         if decision.promote:
-            db.execute("INSERT OR REPLACE INTO incumbents VALUES (?, ?, ?)", (cluster, candidate, now()))
+            db.execute("INSERT INTO incumbents VALUES (?, ?, ?) ON CONFLICT (cluster) DO UPDATE "
+                       "SET harness_id = excluded.harness_id, since = excluded.since",
+                       (cluster, candidate, now()))
         return decision
 
     def incumbent(self, cluster: str) -> dict | None:
@@ -420,6 +494,7 @@ class HarnessBank:
     def rollback(self, cluster: str) -> dict:
         """Restore the incumbent that the latest promotion (not yet rolled back) replaced."""
         with self.store.transaction() as db:
+            self._lock_cluster(db, cluster)
             current = db.execute("SELECT harness_id FROM incumbents WHERE cluster = ?", (cluster,)).fetchone()
             if current is None:
                 raise BankError(f"cluster {cluster!r} has no incumbent")
@@ -436,9 +511,9 @@ class HarnessBank:
 
     def stats(self) -> dict:
         count = lambda sql: self.store.query(sql)[0][0]  # noqa: E731
-        size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
         return {"harnesses": count("SELECT COUNT(*) FROM harnesses"), "outcomes": count("SELECT COUNT(*) FROM outcomes"),
                 "clusters": count("SELECT COUNT(DISTINCT cluster) FROM outcomes"),
                 "incumbents": count("SELECT COUNT(*) FROM incumbents"),
                 "candidates": count("SELECT COUNT(*) FROM candidates"), "index_size": self.index.size,
-                "index_kind": self.index.kind, "db_bytes": size, "schema_version": self.store.version}
+                "index_kind": self.index.kind, "db_bytes": self.store.size_bytes(),
+                "schema_version": self.store.version}

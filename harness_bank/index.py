@@ -2,8 +2,10 @@
 
 HNSW (M=32) inside an IndexIDMap2: the benchmark in bench/bank_retrieval.py picked it
 (p99 well under 5 ms at 100k vectors where a flat index is ~10x slower). Vectors are never
-removed (losers stay in the lineage), so HNSW's lack of removal costs nothing. Searches
-may run concurrently; writes take a lock.
+removed (losers stay in the lineage), so HNSW's lack of removal costs nothing. Adds and searches
+take one lock: a faiss search must not run during an add, and a replica that follows a shared bank
+adds from its own thread (an HNSW search holds it well under a millisecond). Without a path the
+index lives in memory only.
 """
 
 from __future__ import annotations
@@ -30,11 +32,11 @@ def new_index(kind: str = "hnsw") -> faiss.Index:
 
 
 class VectorIndex:
-    def __init__(self, path: Path, kind: str = "hnsw"):
+    def __init__(self, path: Path | None, kind: str = "hnsw"):
         self.path = path
         self.kind = kind
         self._lock = threading.Lock()
-        self.index = faiss.read_index(str(path)) if path.exists() else new_index(kind)
+        self.index = faiss.read_index(str(path)) if path is not None and path.exists() else new_index(kind)
         self.dirty = False
 
     @property
@@ -51,9 +53,11 @@ class VectorIndex:
             self.dirty = True
 
     def search(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
-        if self.index.ntotal == 0:
-            return []
-        scores, ids = self.index.search(np.ascontiguousarray(vector.reshape(1, -1), dtype=np.float32), min(k, self.index.ntotal))
+        query = np.ascontiguousarray(vector.reshape(1, -1), dtype=np.float32)
+        with self._lock:
+            if self.index.ntotal == 0:
+                return []
+            scores, ids = self.index.search(query, min(k, self.index.ntotal))
         return [(int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i != -1]
 
     def rebuild(self, ids: np.ndarray, vectors: np.ndarray) -> None:
@@ -65,6 +69,8 @@ class VectorIndex:
             self.dirty = True
 
     def save(self) -> None:
+        if self.path is None:
+            return
         with self._lock:
             tmp = self.path.with_suffix(".tmp")
             faiss.write_index(self.index, str(tmp))

@@ -24,3 +24,39 @@ def seeded_bank(bank):
 
     seed_bank(bank)
     return bank
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A throwaway PostgreSQL for the session (the Debian package's binaries, a free loopback port)."""
+    from jitagent.fleet.services import FAST_UNSAFE, local_postgres, postgres_missing
+
+    if problem := postgres_missing():
+        pytest.skip(problem)
+    with local_postgres(FAST_UNSAFE) as url:
+        yield url
+
+
+@pytest.fixture
+def postgres_url(postgres_server, request):
+    """A fresh, empty database on the session's PostgreSQL."""
+    from jitagent.fleet.services import create_database
+
+    return create_database(postgres_server, "t_" + digest_of(request.node.nodeid))
+
+
+@pytest.fixture(scope="session")
+def redis_server():
+    """A throwaway redis-server for the session."""
+    from jitagent.fleet.services import local_redis, redis_missing
+
+    if problem := redis_missing():
+        pytest.skip(problem)
+    with local_redis() as url:
+        yield url
+
+
+def digest_of(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -1,0 +1,1 @@
+"""Fleet mode: many replicas and workers on one bank (PostgreSQL), task queues on Redis Streams."""

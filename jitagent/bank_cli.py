@@ -8,15 +8,13 @@ from datetime import datetime, timezone
 from rich.console import Console
 from rich.table import Table
 
-from jitagent.paths import default_bank_path
+from jitagent.paths import default_bank_path, open_bank
 
 console = Console()
 
 
 def _open(args):
-    from harness_bank import HarnessBank
-
-    return HarnessBank(args.path)
+    return open_bank(args.path)  # DataDirError (a ValueError): one line, exit status 2
 
 
 def _out(args, value, render) -> int:
@@ -173,7 +171,7 @@ def add_commands(sub) -> None:
 
     p = add("warm", cmd_warm, "record the seeds' outcomes on a suite's learn split (resumable)")
     p.add_argument("--suite", required=True)
-    p.add_argument("--split", default="learn", choices=["learn", "score"], help="never final")
+    p.add_argument("--split", default="learn", choices=["learn"], help="learn only: score gates evolve, final is held out")
     p.add_argument("--seeds", default=None, type=top_k, help="all | top:K by a first pass (one task per type)")
     p.add_argument("--limit", type=int, help="N tasks, spread over task types")
     p.add_argument("--solver-model", default="embedded")

@@ -1,7 +1,10 @@
-"""Where jitagent keeps its data unless told otherwise."""
+"""Where jitagent keeps its data unless told otherwise, and opening the bank there."""
 
 import os
+import sqlite3
 from pathlib import Path
+
+from jitagent.errors import one_line
 
 
 def data_dir() -> Path:
@@ -10,3 +13,38 @@ def data_dir() -> Path:
 
 def default_bank_path() -> Path:
     return data_dir() / "bank.db"
+
+
+class DataDirError(ValueError):
+    """A data dir or bank that cannot be used; the message is one line saying why."""
+
+
+def open_bank(path: str | Path):
+    """The HarnessBank at `path` (created if new), or DataDirError: a directory that cannot be made or
+    written, a path that is not a file or not SQLite, an index file faiss cannot read."""
+    from harness_bank import HarnessBank
+
+    if "://" in str(path):  # a database URL: nothing on this machine's disk to check
+        return HarnessBank(path)
+    path = Path(path)
+    where = path.parent
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DataDirError(f"data dir {where}: {exc.strerror or exc}") from None
+    if not os.access(where, os.W_OK | os.X_OK):
+        raise DataDirError(f"data dir {where}: not writable")
+    if path.exists() and not path.is_file():
+        raise DataDirError(f"data dir {where}: {path.name} is not a file")
+    if path.is_file() and path.stat().st_size and not _is_sqlite(path):
+        raise DataDirError(f"data dir {where}: {path.name} is not an SQLite database")
+    try:
+        return HarnessBank(path)
+    except (OSError, RuntimeError, sqlite3.Error) as exc:  # RuntimeError: faiss, on a corrupt index file
+        raise DataDirError(f"data dir {where}: cannot open the harness bank {path.name}: {one_line(exc)}") \
+            from None
+
+
+def _is_sqlite(path: Path) -> bool:
+    with path.open("rb") as f:
+        return f.read(16) == b"SQLite format 3\x00"

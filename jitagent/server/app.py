@@ -13,9 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import signal
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,7 +22,8 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from pydantic import BaseModel, Field
 
-from jitagent.paths import data_dir
+from jitagent.errors import one_line
+from jitagent.paths import data_dir, open_bank
 from jitagent.pipeline import JitPipeline, PipelineConfig
 from jitagent.sandbox import reclaim_leftovers
 from jitagent.server.auth import BearerTokenInterceptor
@@ -139,16 +138,10 @@ class JitAgentServer:
 
 
 def build_pipeline(config: ServerConfig):
-    from harness_bank import HarnessBank
     from jitagent.catalog import seed_bank
     from jitagent.models import load_model
 
-    path = usable_bank_path(config.data_dir)
-    try:
-        bank = HarnessBank(path)
-    except (OSError, RuntimeError, sqlite3.Error) as exc:  # RuntimeError: faiss, on a corrupt index file
-        raise StartupError(f"data dir {config.data_dir}: cannot open the harness bank: {one_line(exc)}") \
-            from None
+    bank = open_bank(config.data_dir / "bank.db")
     seed_bank(bank)
     meta = load_model(config.meta_model, slot="meta")
     solver = load_model(config.solver_model or config.meta_model, slot="solver")
@@ -157,32 +150,3 @@ def build_pipeline(config: ServerConfig):
             model.load()  # the first request must not pay for loading weights
     bank.search("warm up the embedder", k=1)
     return JitPipeline(bank, meta, solver, config.pipeline)
-
-
-def one_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
-def usable_bank_path(data_dir: Path) -> Path:
-    """The bank's path in `data_dir`, or StartupError saying in one line why it cannot be used."""
-    problem = None
-    try:
-        data_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        problem = exc.strerror or str(exc)
-    path = data_dir / "bank.db"
-    if problem is None and not os.access(data_dir, os.W_OK | os.X_OK):
-        problem = "not writable"
-    elif problem is None and path.exists() and not path.is_file():
-        problem = f"{path.name} is not a file"
-    elif problem is None and path.is_file() and path.stat().st_size and not _is_sqlite(path):
-        problem = f"{path.name} is not an SQLite database"
-    if problem is not None:
-        raise StartupError(f"data dir {data_dir}: {problem}")
-    return path
-
-
-def _is_sqlite(path: Path) -> bool:
-    with path.open("rb") as f:
-        return f.read(16) == b"SQLite format 3\x00"

@@ -36,6 +36,14 @@ def test_unknown_id_and_rollback_without_history_are_clear_errors(tmp_path):
         assert proc.returncode == 2 and fragment in proc.stderr
 
 
+def test_a_bank_path_that_cannot_be_used_is_one_line_not_a_traceback(tmp_path):
+    (tmp_path / "bank.db").mkdir()
+    proc = subprocess.run([sys.executable, "-m", "jitagent", "bank", "--path", str(tmp_path / "bank.db"), "stats"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [f"error: data dir {tmp_path}: bank.db is not a file"]
+
+
 def test_warm_runs_a_first_pass_then_the_top_seeds_and_resumes(tmp_path):
     lines = [json.dumps({"id": f"{kind}-{i}", "prompt": f"{kind} task {i}", "type": kind, "split": "learn",
                          "verifier": {"kind": "numeric", "expected": 0}}) for kind in ("add", "echo") for i in range(3)]

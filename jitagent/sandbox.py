@@ -34,7 +34,7 @@ from jitagent.sandbox_host import (RunCgroup, leased_uid, mount_capped, owner_ta
 
 LAUNCHER = Path(__file__).with_name("sandbox_exec.py")
 BWRAP = shutil.which("bwrap")
-WORKSPACES = Path(tempfile.gettempdir()) / "jitagent-workspaces"
+WORKSPACES = Path(tempfile.gettempdir()) / f"jitagent-workspaces-{os.geteuid()}"
 DISK_MB = 64  # a workspace's tmpfs: its files and the run's /tmp
 DISK_INODES = 16384
 LAUNCH_PROCESSES = 2  # bwrap's monitor and the PID namespace's init, on top of the run's own
@@ -112,7 +112,7 @@ class Workspace:
 
     def __init__(self, files: dict[str, str] | None = None, prefix: str = "jitagent-ws-",
                  disk_mb: int = DISK_MB):
-        WORKSPACES.mkdir(mode=0o711, exist_ok=True)
+        _check_own_directory(WORKSPACES)
         self.root = Path(tempfile.mkdtemp(prefix=f"{owner_tag()}-{prefix}", dir=WORKSPACES))
         self.disk_mb = disk_mb
         self.disk_capped = mount_capped(self.root, disk_mb, DISK_INODES)
@@ -157,7 +157,8 @@ class Workspace:
         return text[:limit], len(text) > limit or len(data) > 4 * limit
 
     def list_names(self, relative: str, limit: int) -> tuple[list[str], int]:
-        """The sorted first `limit` entries of a directory (a trailing / marks a directory) and the count."""
+        """The first `limit` entries of a directory, sorted (a trailing / marks a directory), and how many
+        there are."""
         with os.scandir(self.resolve(relative)) as entries:
             names = sorted(e.name + ("/" if e.is_dir(follow_symlinks=False) else "") for e in entries)
         return names[:limit], len(names)
@@ -194,6 +195,15 @@ class Workspace:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _check_own_directory(path: Path) -> None:
+    """`path` exists as a directory this user owns and only it can write: in a shared /tmp, another
+    user could have put a link or a directory of theirs there first."""
+    path.mkdir(mode=0o711, exist_ok=True)
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
+        raise RuntimeError(f"{path} is not a directory of this user's that only it can write; remove it")
 
 
 def _open_regular(path: Path, flags: int, name: str) -> int:

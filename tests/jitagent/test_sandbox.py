@@ -143,3 +143,17 @@ def test_leftovers_of_a_dead_owner_are_reclaimed_and_a_live_owners_are_kept():
         reclaimed = reclaim_leftovers()
         assert dead in reclaimed and not os.path.exists(dead)
         assert mine.path.is_dir() and str(mine.root) not in reclaimed
+
+
+@pytest.mark.parametrize("plant", ["link", "world-writable"])
+def test_a_workspaces_directory_planted_by_someone_else_is_refused(tmp_path, monkeypatch, plant):
+    planted = tmp_path / "workspaces"
+    if plant == "link":
+        (tmp_path / "elsewhere").mkdir()
+        planted.symlink_to(tmp_path / "elsewhere")
+    else:
+        planted.mkdir()
+        planted.chmod(0o777)
+    monkeypatch.setattr(sandbox, "WORKSPACES", planted)
+    with pytest.raises(RuntimeError, match="only it can write"):
+        Workspace()

@@ -155,7 +155,7 @@ def test_another_sandbox_workspace_is_out_of_reach():
                         open(os.path.join(path, name), 'w').write('changed')
             except OSError:
                 pass
-        found += glob.glob('/tmp/jitagent-workspaces/*')
+        found += glob.glob('/tmp/jitagent-workspaces*/*')
         print('ESCAPED' if found else 'BLOCKED', found)
         """, {"secret.txt": secret})
     assert contained(attacker) and victim.stdout.strip() == secret
@@ -353,7 +353,7 @@ def test_tmp_is_private_and_vanishes_with_the_run():
 def test_host_secrets_are_unreadable():
     result = run("""
         import os
-        for path in ['/etc/shadow', '/root', '/proc/1/root/root', '/work', '/tmp/jitagent-workspaces']:
+        for path in ['/etc/shadow', '/root', '/proc/1/root/root', '/work', '/tmp/jitagent-workspaces-0']:
             try:
                 data = os.listdir(path) if os.path.isdir(path) else open(path).read()
                 print('ESCAPED', path)

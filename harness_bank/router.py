@@ -26,9 +26,9 @@ RouteKind = Literal["exploit", "explore", "synthesize"]
 
 
 class RouterConfig(BaseModel):
-    references: int = Field(3, ge=1, le=13, description="retrieved references offered as arms besides the cluster's own")
-    prior_weight: float = Field(2.0, gt=0, description="pseudo-observations a prior from other tasks counts for, at most")
-    global_weight: float = Field(1.0, ge=0, description="pseudo-observations of the harness's global record in its prior")
+    references: int = Field(3, ge=1, le=13, description="retrieved references offered as arms besides the cluster's")
+    prior_weight: float = Field(2.0, gt=0, description="pseudo-observations a prior from other tasks counts for")
+    global_weight: float = Field(1.0, ge=0, description="pseudo-observations of the harness's record elsewhere")
     synth_start: float = Field(1.0, ge=0, le=1, description="share of 'synthesize' in a cluster with no evidence")
     synth_half_life: float = Field(2.0, gt=0, description="evidence (outcomes) at which that share has halved")
     synth_floor: float = Field(0.05, ge=0, le=1, description="exploration by synthesis never stops entirely")
@@ -46,7 +46,7 @@ class ArmEvidence:
     reward_sum: float = 0.0
     near_weight: float = 0.0          # similarity-weighted outcomes on the nearest past tasks, other clusters
     near_reward: float | None = None  # their similarity-weighted mean reward
-    global_runs: int = 0              # every outcome of the harness, anywhere
+    global_runs: int = 0              # outcomes of the harness in other clusters
     global_reward: float | None = None
     mean_tokens: float | None = None  # unknown stays unknown: it never passes for the cheapest
     similarity: float = 0.0           # of its description to the task (ties only)
@@ -87,8 +87,6 @@ class RouteChoice:
     arm: Arm | None          # the harness to run; for `synthesize`, the parent to mutate (None: cold cluster)
     best: Arm | None         # the arm with the best posterior mean (the fallback when synthesis fails)
     arms: list[Arm] = field(default_factory=list)
-    synth_share: float = 1.0
-    evidence: float = 0.0
     reason: str = ""
 
 
@@ -119,17 +117,21 @@ class Router:
         weight = sum(a.evidence.runs for a in arms) + sum(min(a.evidence.near_weight, self.config.prior_weight)
                                                           for a in arms if a.evidence.runs == 0)
         share = self.synth_share(weight)
-        best = min(arms, key=lambda a: (-a.mean, a.tokens_key, a.evidence.harness_id), default=None)
-        in_cluster = any(a.evidence.runs for a in arms)
+        best = min(arms, key=self._rank, default=None)
         if best is None or rng.random() < share:
-            parent = best if in_cluster else None
-            return RouteChoice("synthesize", parent, best, arms, share, weight,
+            # a mutation needs a parent that ran here (its failures are the material); a cold cluster has none
+            parent = min((a for a in arms if a.evidence.runs), key=self._rank, default=None)
+            return RouteChoice("synthesize", parent, best, arms,
                                f"synthesis share {share:.2f} at evidence {weight:.1f}")
         draws = [(rng.betavariate(a.alpha, a.beta), a) for a in arms]
         top = max(d for d, _ in draws)
         tied = [a for d, a in draws if d >= top - self.config.tie_margin]
         arm = min(tied, key=lambda a: (a.tokens_key, -a.mean, a.evidence.harness_id))
         route: RouteKind = "exploit" if arm is best else "explore"
-        return RouteChoice(route, arm, best, arms, share, weight,
-                           f"Thompson draw {top:.2f}: {arm.evidence.name} (posterior mean {arm.mean:.2f}, "
-                           f"{arm.evidence.runs} run(s) here)")
+        return RouteChoice(route, arm, best, arms, f"Thompson draw {top:.2f}: {arm.evidence.name} (posterior mean "
+                                                   f"{arm.mean:.2f}, {arm.evidence.runs} run(s) here)")
+
+    @staticmethod
+    def _rank(arm: Arm) -> tuple:
+        """Best first: posterior mean, then fewer tokens, then the description nearer the task."""
+        return -arm.mean, arm.tokens_key, -arm.evidence.similarity, arm.evidence.harness_id

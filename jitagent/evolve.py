@@ -37,7 +37,7 @@ class EvolveStep:
     parent: str = ""
     variant: str | None = None
     minibatch: list[str] = field(default_factory=list)
-    parent_reward: float | None = None   # on the minibatch (from the bank)
+    parent_reward: float | None = None   # on the minibatch
     variant_reward: float | None = None
     gate_parent: float | None = None     # on the cluster's score tasks (never stored in the bank)
     gate_variant: float | None = None
@@ -70,8 +70,9 @@ class Evolver:
                 if (number, cluster) in done:
                     continue
                 step = await self._step(number, cluster, learn_tasks, score_tasks)
-                with self.state.open("a") as f:
-                    f.write(json.dumps(asdict(step)) + "\n")
+                if step.variant is not None:  # a step that found nothing to do is tried again next time
+                    with self.state.open("a") as f:
+                        f.write(json.dumps(asdict(step)) + "\n")
                 yield step
 
     def _clusters(self, learn: list[Task], score: list[Task]) -> dict[str, tuple[list[Task], list[Task]]]:
@@ -93,18 +94,20 @@ class Evolver:
         best = max(ran, key=lambda a: (a.mean, a.evidence.harness_id))
         parent = self.pipeline.spec_of(best.evidence.harness_id)
         step.parent = parent.name
-        tried = [t for t in learn if self.bank.has_outcome(parent.id, t.id)]
         failures = await asyncio.to_thread(self.bank.failures, cluster, parent.id, self.pipeline.config.failures)
-        if not failures or not tried:
-            step.reason = "its best harness has no failure to learn from" if tried else "no task its parent ran"
+        shown = {f["task_text"] for f in failures}
+        # the minibatch never holds a task whose verdict the meta-model saw: that would reward memorising
+        fresh = [t for t in learn if t.prompt not in shown]
+        if not failures or not fresh:
+            step.reason = "its best harness has no failure to learn from" if fresh else "no unseen learn task"
             return step
         rng = random.Random(f"{number}:{cluster}")
-        batch = rng.sample(tried, min(self.minibatch, len(tried)))
-        target = next((t for t in batch if t.prompt == failures[0]["task_text"]), batch[0])
+        batch = rng.sample(fresh, min(self.minibatch, len(fresh)))
         step.minibatch = [t.id for t in batch]
+        target = next(t for t in learn if t.prompt in shown)
         synthesis = None
-        async for item in self.pipeline.synthesizer.stream(target, [parent], {parent.id: best.mean}, seed=number,
-                                                           n=1, failures=failures, clean_parents=frozenset({parent.id})):
+        async for item in self.pipeline.synthesizer.stream(target, [parent], {parent.id: best.mean}, seed=number, n=1,
+                                                           failures=failures, clean_parents=frozenset({parent.id})):
             synthesis = item
         step.synthesis_tokens = add_known(synthesis.cost.synthesis.tokens, synthesis.cost.repair.tokens)
         if synthesis.chosen is None:
@@ -113,8 +116,8 @@ class Evolver:
         variant = synthesis.chosen.derive(origin="evolved", parent_id=parent.id, generator=self.pipeline.meta.name)
         step.variant = variant.name
         runs = [await self._run(variant, t, number, step) for t in batch]
-        step.variant_reward = statistics.fmean(r.reward for r in runs)
-        step.parent_reward = self.bank.outcome_summary(parent.id, step.minibatch)[1]
+        step.variant_reward = statistics.fmean(r.reward for r in runs)  # parent and variant, same seed
+        step.parent_reward = statistics.fmean([(await self._run(parent, t, number, step)).reward for t in batch])
         if step.variant_reward <= step.parent_reward:
             step.reason = f"not better on the minibatch: {step.variant_reward:.2f} vs {step.parent_reward:.2f}"
         elif score:
@@ -144,5 +147,5 @@ class Evolver:
             "parent_id": variant.envelope.parent_id, "history": [asdict(step)]}, self.pipeline.meta.name)
         if step.accepted:
             for task, run in zip(batch, runs):
-                if run.error is None:
+                if run.error is None and not self.bank.has_outcome(variant.id, task.id):
                     self.bank.record_outcome(outcome_of(task, variant, run, cluster))

@@ -133,8 +133,10 @@ class JitPipeline:
                     yield PipelineEvent("verdict", event.text, {"passed": event.ok})
                 else:
                     yield PipelineEvent("step", event.text, step=event)
-            # an infrastructure failure says nothing of the harness; an unverified run waits for feedback
-            if self.config.learn and run.error is None and task.verifier.kind != "none":
+            # an infrastructure failure says nothing of the harness, but running out of the caller's time
+            # budget is a genuine 0 (a harness too slow for it must lose share); an unverified run waits
+            out_of_time = run.interrupted and cancel.deadline is not None and time.monotonic() >= cancel.deadline
+            if self.config.learn and (run.error is None or out_of_time) and task.verifier.kind != "none":
                 decision = await asyncio.to_thread(self._admit, task, spec, run, cluster)
                 yield PipelineEvent("bank", decision, {"cluster": cluster})
         result = SolveResult(task.id, route, spec, cluster, synthesis, run, arms, cost, time.monotonic() - start, decision)

@@ -135,7 +135,7 @@ def report(bench, command: str) -> str:
     text = (f"`{command}`\n\n{markdown(rows)}\n\nBest fixed seed on `final` (the paired baseline): "
             f"{best_fixed(ledger) or '–'}. Hindsight oracle (the best fixed seed per type chosen on `final` "
             f"itself — the upper bound of routing among the seeds run there, not a competitor): "
-            + ", ".join(f"{t} → {s}" for t, s in sorted(choice.items())) + ".\n\n")
+            + ", ".join(f"{t} → {s}" for t, s in sorted(choice.items(), key=str)) + ".\n\n")
     text += "Mean reward per task type:\n\n" + per_type(ledger, [r["arm"] for r in rows], extra) + "\n\n"
     warm = summarize(ledger, [a for a in ledger.arms() if a.startswith("warm:")])
     if warm:
@@ -148,7 +148,7 @@ def report(bench, command: str) -> str:
     text += "\n".join(f"![{p.stem}]({p})\n\n`{command}`" for p in images)
     screen = summarize(ledger, [f"score:{n}" for n in bench.seeds])
     if screen:
-        picked = ", ".join(f"{t} → {s}" for t, s in sorted(bench.oracle_choice().items()))
+        picked = ", ".join(f"{t} → {s}" for t, s in sorted(bench.oracle_choice().items(), key=str))
         text += (f"\n\nScreen on `score` (one run per seed; chooses the oracle, the fixed seeds run on `final` "
                  f"and the seeds warmed on `learn`):\n\n{markdown(screen)}\n\nOracle choice per type: {picked}")
     (bench.config.out / "report.md").write_text(text + "\n")

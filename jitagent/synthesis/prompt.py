@@ -40,12 +40,15 @@ def reference_block(references: list[HarnessSpec], mode: Literal["descriptions",
 
 
 def failure_block(failures: list[dict], limit: int = 300) -> str:
-    """Raw traces, trimmed (Meta-Harness: a proposer that reads traces beats one that reads scores)."""
-    def trim(text) -> str:
+    """Raw traces, trimmed (Meta-Harness: a proposer that reads traces beats one that reads scores);
+    of the last steps the end is kept, where the run went wrong."""
+    def trim(text, tail: bool = False) -> str:
         text = " ".join(str(text or "").split())
-        return text if len(text) <= limit else text[:limit] + " …"
+        if len(text) <= limit:
+            return text
+        return "… " + text[-limit:] if tail else text[:limit] + " …"
     items = [f"{i}. Task: {trim(f['task_text'])}\n   Answer: {trim(f['answer']) or '(none)'}\n"
-             f"   Verdict: {trim(f['verdict'])}\n   Last steps: {trim(f['trace']) or '(none)'}"
+             f"   Verdict: {trim(f['verdict'])}\n   Last steps: {trim(f['trace'], tail=True) or '(none)'}"
              for i, f in enumerate(failures, 1)]
     return "Recent failures of this reference on tasks like this one:\n" + "\n".join(items)
 

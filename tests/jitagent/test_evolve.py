@@ -32,7 +32,7 @@ def test_a_variant_is_kept_only_if_it_wins_on_the_minibatch_and_holds_on_score(s
     solver = ScriptedModel(lambda m: "Final answer: 7" if HINT in m[0]["content"] else "Final answer: 3")
     pipeline = JitPipeline(seeded_bank, ScriptedModel(edit, "scripted-meta"), solver,
                            PipelineConfig(router=RouterConfig()))
-    learn = tasks("add", "learn", 4) + tasks("echo", "learn", 4)
+    learn = tasks("add", "learn", 6) + tasks("echo", "learn", 6)  # 3 failures shown, 3 unseen for the minibatch
     score = tasks("add", "score", 2) + tasks("echo", "score", 2)
 
     async def go():
@@ -52,3 +52,5 @@ def test_a_variant_is_kept_only_if_it_wins_on_the_minibatch_and_holds_on_score(s
     assert seeded_bank.outcome_summary(variant["id"], [t.id for t in score])[0] == 0  # score never stored
     assert len(seeded_bank.list_harnesses(origin="evolved")) == 2  # the rejected one stays a candidate
     assert again == []  # resumed: every (round, cluster) step already done
+    assert not set(add.minibatch) & {t.id for t in learn[:6] if t.prompt in {
+        f["task_text"] for f in seeded_bank.failures("type:add", SEEDS["direct"].id)}}  # no task it saw

@@ -2,10 +2,12 @@
 
 import asyncio
 import json
+import time
 
 from harness_bank import Outcome
 from harness_bank.router import RouterConfig
 from jitagent.catalog import load_seeds
+from jitagent.models.base import CancelToken
 from jitagent.models.scripted import ScriptedModel, instant_model
 from jitagent.pipeline import JitPipeline, PipelineConfig
 from jitagent.synthesis.synthesize import SynthesisConfig
@@ -58,10 +60,24 @@ def test_known_cluster_runs_its_best_harness_without_synthesis(seeded_bank):
     assert result.synthesis_cost.synthesis.tokens == 0  # known zero: nothing was synthesized
 
 
+def test_running_out_of_the_callers_time_is_a_zero_for_the_harness_a_cancel_is_nothing(seeded_bank):
+    record(seeded_bank, "program_of_thought", 1.0, 12)
+    p = pipeline(seeded_bank, router=RouterConfig(synth_start=0, synth_floor=0))
+    before = seeded_bank.outcome_summary(SEEDS["program_of_thought"].id, [TASK.id])[0]
+    cancelled = CancelToken()
+    cancelled.cancel()
+    asyncio.run(p.solve(TASK, cancel=cancelled))
+    assert seeded_bank.outcome_summary(SEEDS["program_of_thought"].id, [TASK.id])[0] == before
+    late = asyncio.run(p.solve(TASK, deadline=time.monotonic() - 0.01))
+    assert late.run.interrupted and late.run.error
+    assert seeded_bank.outcome_summary(SEEDS["program_of_thought"].id, [TASK.id])[:2] == (before + 1, 0.0)
+
+
 def test_exploring_a_known_cluster_mutates_its_best_arm_from_its_recent_failures(seeded_bank):
     record(seeded_bank, "program_of_thought", 1.0, 6)
     record(seeded_bank, "program_of_thought", 0.0, 2, answer="12", trace="[model] print(3 * 4)")
     p = pipeline(seeded_bank, router=RouterConfig(synth_floor=1.0))
+    p.synthesizer.config = SynthesisConfig(n=2, dry_run=True)
     result = asyncio.run(p.solve(TASK))
     assert result.route == "synthesized" and len(result.synthesis.candidates) == 1  # the bandit chooses, not taste
     prompt = p.meta.calls[0]["messages"][-1]["content"]

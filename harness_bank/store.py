@@ -81,11 +81,11 @@ def is_url(location: str | Path) -> bool:
 
 def describe(location: str | Path) -> str:
     """The location as it may be shown: a URL without its password."""
-    if not is_url(location):
+    if "://" not in str(location):
         return str(location)
-    parts = urlsplit(location)
+    parts = urlsplit(str(location))
     if parts.password is None:
-        return location
+        return str(location)
     host = parts.netloc.rpartition("@")[2]
     return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
 

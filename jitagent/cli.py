@@ -228,7 +228,7 @@ def _extensions():
     from importlib import import_module
 
     found = []
-    for module in ("jitagent.bank_cli", "jitagent.synthesis.cli", "jitagent.server.cli"):
+    for module in ("jitagent.bank_cli", "jitagent.synthesis.cli", "jitagent.server.cli", "jitagent.fleet.cli"):
         try:
             found.append(import_module(module).add_commands)
         except ModuleNotFoundError as exc:

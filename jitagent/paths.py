@@ -1,5 +1,6 @@
 """Where jitagent keeps its data unless told otherwise, and opening the bank there."""
 
+import hashlib
 import os
 import sqlite3
 from pathlib import Path
@@ -19,13 +20,26 @@ class DataDirError(ValueError):
     """A data dir or bank that cannot be used; the message is one line saying why."""
 
 
-def open_bank(path: str | Path):
+def open_bank(path: str | Path, cache_dir: Path | None = None):
     """The HarnessBank at `path` (created if new), or DataDirError: a directory that cannot be made or
-    written, a path that is not a file or not SQLite, an index file faiss cannot read."""
+    written, a path that is not a file or not SQLite, an index file faiss cannot read. A
+    `postgresql://` URL opens a shared bank whose faiss index this process caches in `cache_dir`
+    (default: the data dir), one file per database."""
     from harness_bank import HarnessBank
+    from harness_bank.store import StoreUnavailable, describe, is_url
 
-    if "://" in str(path):  # a database URL: nothing on this machine's disk to check
-        return HarnessBank(path)
+    if is_url(str(path)):
+        where = cache_dir or data_dir()
+        index = where / f"bank-{hashlib.sha256(describe(str(path)).encode()).hexdigest()[:12]}.faiss"
+        try:
+            where.mkdir(parents=True, exist_ok=True)
+            return HarnessBank(str(path), index_path=index)
+        except StoreUnavailable as exc:  # names the database already
+            raise DataDirError(str(exc)) from None
+        except (OSError, RuntimeError) as exc:  # RuntimeError: faiss, on a corrupt index file
+            raise DataDirError(f"bank {describe(str(path))}: {one_line(exc)}") from None
+    if "://" in str(path):
+        raise DataDirError(f"bank {describe(str(path))}: not a file path nor a postgresql:// URL")
     path = Path(path)
     where = path.parent
     try:

@@ -85,7 +85,9 @@ class JitPipeline:
         self._specs: dict[str, HarnessSpec] = {}
 
     async def stream(self, task: Task, *, execute: bool = True, seed: int = 0, cancel: CancelToken | None = None,
-                     deadline: float | None = None, n: int | None = None) -> AsyncIterator[PipelineEvent]:
+                     deadline: float | None = None, n: int | None = None,
+                     delivery: str | None = None) -> AsyncIterator[PipelineEvent]:
+        """`delivery`: the queue delivery the task came from; the bank records its outcome once."""
         start = time.monotonic()
         cancel = cancel or CancelToken()
         if deadline is not None:
@@ -137,7 +139,7 @@ class JitPipeline:
             # budget is a genuine 0 (a harness too slow for it must lose share); an unverified run waits
             out_of_time = run.interrupted and cancel.deadline is not None and time.monotonic() >= cancel.deadline
             if self.config.learn and (run.error is None or out_of_time) and task.verifier.kind != "none":
-                decision = await asyncio.to_thread(self._admit, task, spec, run, cluster)
+                decision = await asyncio.to_thread(self._admit, task, spec, run, cluster, delivery)
                 yield PipelineEvent("bank", decision, {"cluster": cluster})
         result = SolveResult(task.id, route, spec, cluster, synthesis, run, arms, cost, time.monotonic() - start, decision)
         yield PipelineEvent("result", run.answer or "" if run else "", {"result": result})
@@ -176,18 +178,21 @@ class JitPipeline:
                                     "history": [r.__dict__ for r in c.rounds] + [{"checks": [k.__dict__ for k in c.checks]}]}
             self.bank.record_candidate(task.id, task.prompt, record, self.meta.name)
 
-    def _admit(self, task: Task, spec: HarnessSpec, run: RunResult, cluster: str) -> str:
+    def _admit(self, task: Task, spec: HarnessSpec, run: RunResult, cluster: str,
+               delivery: str | None) -> str:
         self.bank.add_harness(spec.model_dump(mode="json"))
-        decision = self.bank.record_outcome(outcome_of(task, spec, run, cluster))
+        decision = self.bank.record_outcome(outcome_of(task, spec, run, cluster, delivery))
         return ("promoted: " if decision.promote else "kept incumbent: ") + decision.reason
 
 
-def outcome_of(task: Task, spec: HarnessSpec, run: RunResult, cluster: str | None = None) -> Outcome:
+def outcome_of(task: Task, spec: HarnessSpec, run: RunResult, cluster: str | None = None,
+               delivery: str | None = None) -> Outcome:
     """A verified run as the bank's evidence (the bank needs the harness stored first)."""
     return Outcome(harness_id=spec.id, task_id=task.id, task_text=task.prompt, reward=run.reward,
                    prompt_tokens=run.cost.prompt_tokens, completion_tokens=run.cost.completion_tokens,
                    wall_s=run.cost.wall_s, verdict=run.verdict[:500], cluster=cluster, task_type=task.type,
-                   tags=tuple(task.tags), source="run", answer=run.answer, trace=last_steps(run))
+                   tags=tuple(task.tags), source="run", answer=run.answer, trace=last_steps(run),
+                   delivery=delivery)
 
 
 def last_steps(run: RunResult, steps: int = 3, limit: int = 400) -> str:

@@ -45,6 +45,7 @@ class ServerConfig(BaseModel):
     host: str = "127.0.0.1"
     port: int = Field(50051, ge=0, le=65535)
     data_dir: Path = Field(default_factory=data_dir)
+    bank: str | None = Field(None, description="bank file or postgresql:// URL; default: data_dir/bank.db")
     meta_model: str = "embedded"
     solver_model: str | None = None  # default: the meta-model
     concurrency: int = Field(1, ge=1, le=64, description="tasks synthesized/executed at once")
@@ -141,7 +142,7 @@ def build_pipeline(config: ServerConfig):
     from jitagent.catalog import seed_bank
     from jitagent.models import load_model
 
-    bank = open_bank(config.data_dir / "bank.db")
+    bank = open_bank(config.bank or config.data_dir / "bank.db", cache_dir=config.data_dir)
     seed_bank(bank)
     meta = load_model(config.meta_model, slot="meta")
     solver = load_model(config.solver_model or config.meta_model, slot="solver")

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from jitagent.client import DEFAULT_ADDRESS, JitAgentClient
+from jitagent.fleet.cli import add_bank_argument
 
 console = Console(stderr=True)
 TOKEN_ENV = "JITAGENT_AUTH_TOKEN"
@@ -44,7 +45,8 @@ def cmd_serve(args) -> int:
     from jitagent.synthesis.synthesize import SynthesisConfig
 
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
-    config = ServerConfig(host=args.host, port=args.port, data_dir=args.data_dir or data_dir(), meta_model=args.meta_model,
+    config = ServerConfig(host=args.host, port=args.port, data_dir=args.data_dir or data_dir(), bank=args.bank,
+                          meta_model=args.meta_model,
                           solver_model=args.solver_model, concurrency=args.concurrency, max_queue=args.max_queue,
                           auth_token=token_from(args.auth_token, args.auth_token_file, "--auth-token"),
                           tls_cert=args.tls_cert, tls_key=args.tls_key,
@@ -123,6 +125,7 @@ def add_commands(sub) -> None:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=50051)
     p.add_argument("--data-dir", type=Path)
+    add_bank_argument(p)
     p.add_argument("--meta-model", default="embedded", help="embedded | model name | OpenAI-compatible URL (vllm serve)")
     p.add_argument("--solver-model", help="default: the meta-model")
     p.add_argument("--concurrency", type=int, default=1)

@@ -1,0 +1,189 @@
+"""`jitagent worker` and `jitagent queue put|results|stats`, and the fleet's shared flags."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+REDIS_ENV = "JITAGENT_REDIS_URL"
+DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
+
+
+def without_password(hint: str):
+    """An argparse type: a URL that carries no password (argv shows in /proc to every process)."""
+    def check(value: str) -> str:
+        if "://" in value and urlsplit(value).password is not None:
+            raise argparse.ArgumentTypeError(f"a password in argv shows in /proc to every process; {hint}")
+        return value
+    return check
+
+
+def add_bank_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--bank", type=without_password("put it in PGPASSWORD or ~/.pgpass"),
+                        help="bank file, or postgresql://USER@HOST:PORT/DB for a bank a fleet shares "
+                             "(default: DATA_DIR/bank.db)")
+
+
+def add_queue_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--redis", type=without_password(f"set {REDIS_ENV}"),
+                        default=os.environ.get(REDIS_ENV, DEFAULT_REDIS),
+                        help=f"Redis URL (default: ${REDIS_ENV} or {DEFAULT_REDIS})")
+    parser.add_argument("--stream", default="jitagent:tasks",
+                        help="the tasks stream; results in STREAM:results, dead letters in STREAM:dead")
+    parser.add_argument("--group", default="jitagent", help="the workers' consumer group")
+
+
+def cmd_worker(args) -> int:
+    import redis.asyncio as redis
+    from pydantic import ValidationError
+
+    from jitagent.errors import one_line
+    from jitagent.fleet.streams import TaskQueue
+    from jitagent.fleet.worker import Worker, WorkerConfig
+    from jitagent.paths import data_dir
+    from jitagent.pipeline import PipelineConfig
+    from jitagent.sandbox import reclaim_leftovers
+    from jitagent.server.app import ServerConfig, build_pipeline
+    from jitagent.spec import format_validation_error
+    from jitagent.synthesis.synthesize import SynthesisConfig
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
+    chosen = {"name": args.name, "slots": args.slots, "claim_idle_s": args.claim_idle,
+              "max_deliveries": args.max_deliveries, "task_timeout_s": args.task_timeout,
+              "grace_s": args.grace}
+    try:
+        config = WorkerConfig(**{k: v for k, v in chosen.items() if v is not None})
+    except ValidationError as exc:
+        print(f"jitagent worker: {format_validation_error(exc)}", file=sys.stderr)
+        return 2
+    reclaim_leftovers()  # sandboxes a killed predecessor left behind
+    try:  # a worker builds its pipeline exactly as a server replica does
+        pipeline = build_pipeline(ServerConfig(
+            data_dir=args.data_dir or data_dir(), bank=args.bank, meta_model=args.meta_model,
+            solver_model=args.solver_model,
+            pipeline=PipelineConfig(synthesis=SynthesisConfig(n=args.n, dry_run=not args.no_dry_run))))
+    except Exception as exc:  # the bank or a model cannot load: one line, like `serve`
+        print(f"jitagent worker: {one_line(exc)}", file=sys.stderr)
+        return 1
+
+    async def main():
+        queue = TaskQueue.connect(args.redis, args.stream, args.group)
+        stop = asyncio.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            asyncio.get_running_loop().add_signal_handler(sig, stop.set)
+        try:
+            await Worker(pipeline, queue, config).run(stop)
+        finally:
+            await queue.close()
+    try:
+        asyncio.run(main())
+    except (redis.RedisError, OSError) as exc:
+        print(f"jitagent worker: redis {args.redis}: {one_line(exc)}", file=sys.stderr)
+        return 1
+    finally:
+        pipeline.bank.close()
+    return 0
+
+
+def _with_queue(args, use) -> int:
+    """Run `use(queue)`; a Redis that cannot be reached is one line and status 1."""
+    import redis.asyncio as redis
+
+    from jitagent.errors import one_line
+    from jitagent.fleet.streams import TaskQueue
+
+    async def main():
+        queue = TaskQueue.connect(args.redis, args.stream, args.group)
+        try:
+            return await use(queue)
+        finally:
+            await queue.close()
+    try:
+        asyncio.run(main())
+    except (redis.RedisError, OSError) as exc:
+        print(f"jitagent queue: redis {args.redis}: {one_line(exc)}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:  # the way to end --follow
+        pass
+    return 0
+
+
+def cmd_put(args) -> int:
+    from jitagent.tasks import load_suite, parse_tasks
+
+    # every task is checked before any is put: a bad line puts nothing
+    tasks = parse_tasks(sys.stdin.read().splitlines(), "<stdin>") if args.source == "-" \
+        else load_suite(args.source, args.split)
+    tasks = tasks[:args.limit] if args.limit else tasks
+
+    async def put(queue):
+        for entry, task in zip(await queue.put([t.model_dump_json() for t in tasks]), tasks):
+            print(json.dumps({"entry": entry, "task_id": task.id}))
+    return _with_queue(args, put)
+
+
+def cmd_results(args) -> int:
+    which = "dead" if args.dead else "results"
+
+    async def show(queue):
+        after, shown = args.after, 0
+        while args.count is None or shown < args.count:
+            wanted = None if args.count is None else args.count - shown
+            entries = await queue.read(which, after, wanted, block_s=5.0 if args.follow else None)
+            for entry_id, fields in entries:
+                if "result" in fields:
+                    fields = fields | {"result": json.loads(fields["result"])}
+                print(json.dumps({"id": entry_id, **fields}), flush=True)
+            shown += len(entries)
+            after = entries[-1][0] if entries else after
+            if not args.follow:
+                break
+    return _with_queue(args, show)
+
+
+def cmd_stats(args) -> int:
+    async def stats(queue):
+        print(json.dumps(await queue.stats(), indent=2))
+    return _with_queue(args, stats)
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser("worker", help="take tasks from a Redis Stream, run them, record outcomes in the bank")
+    add_bank_argument(p)
+    p.add_argument("--data-dir", type=Path, help="this worker's own files: the bank's index cache, logs")
+    add_queue_arguments(p)
+    p.add_argument("--name", help="consumer name, unique per live worker (default: HOST-PID)")
+    p.add_argument("--slots", type=int, help="tasks run at once; one is taken only into a free slot (1)")
+    p.add_argument("--claim-idle", type=float, help="seconds an entry's holder may be silent before another "
+                                                    "worker reclaims it (60)")
+    p.add_argument("--max-deliveries", type=int, help="deliveries before an entry is a dead letter (3)")
+    p.add_argument("--task-timeout", type=float, help="wall-clock seconds per task (600)")
+    p.add_argument("--grace", type=float, help="seconds running tasks get on SIGTERM (10)")
+    p.add_argument("--meta-model", default="embedded", help="embedded | model name | OpenAI-compatible URL")
+    p.add_argument("--solver-model", help="default: the meta-model")
+    p.add_argument("--n", type=int, default=3, help="candidates per synthesis")
+    p.add_argument("--no-dry-run", action="store_true")
+    p.set_defaults(func=cmd_worker)
+
+    queue = sub.add_parser("queue", help="the task queue on Redis Streams")
+    add_queue_arguments(queue)
+    cmds = queue.add_subparsers(dest="queue_command", required=True)
+    q = cmds.add_parser("put", help="add tasks: a suite, a JSONL file or - for stdin (all checked first)")
+    q.add_argument("source")
+    q.add_argument("--split")
+    q.add_argument("--limit", type=int)
+    q.set_defaults(func=cmd_put)
+    q = cmds.add_parser("results", help="results as JSON lines (--dead: the dead letters)")
+    q.add_argument("--dead", action="store_true")
+    q.add_argument("--after", default="-", help="only entries after this id (resume where you left off)")
+    q.add_argument("--count", type=int)
+    q.add_argument("--follow", action="store_true", help="wait for new ones (Ctrl-C ends)")
+    q.set_defaults(func=cmd_results)
+    cmds.add_parser("stats", help="stream lengths, pending entries, consumers").set_defaults(func=cmd_stats)

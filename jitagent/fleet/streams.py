@@ -1,0 +1,150 @@
+"""A task queue on Redis Streams: tasks in, results and dead letters out, one consumer group.
+
+Keys, from the tasks stream's name S: `S` (tasks), `S:results`, `S:dead` (entries delivered more
+than K times, with their last error) and `S:errors` (a hash: an entry's last error while it is
+retried). Settling an entry — adding its result or dead letter and acknowledging it — is one Lua
+script that only the consumer holding the entry gets to run: a worker that lost its entry to a
+reclaim writes nothing, so a task has one result however often it was delivered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import redis.asyncio as redis
+
+# KEYS: tasks, target stream, errors; ARGV: group, consumer, entry id, then field, value, ...
+SETTLE = """
+local held = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)
+if #held == 0 or held[1][2] ~= ARGV[2] then return 0 end
+redis.call('XADD', KEYS[2], '*', unpack(ARGV, 4))
+redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
+redis.call('HDEL', KEYS[3], ARGV[3])
+return 1
+"""
+# KEYS: tasks; ARGV: group, consumer, entry ids: reset the idle time of those the consumer still holds
+TOUCH = """
+local kept = 0
+for i = 3, #ARGV do
+  local held = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)
+  if #held > 0 and held[1][2] == ARGV[2] then
+    redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i], 'JUSTID')
+    kept = kept + 1
+  end
+end
+return kept
+"""
+
+
+@dataclass(frozen=True)
+class Entry:
+    id: str
+    fields: dict[str, str]
+    deliveries: int  # this delivery included
+
+
+class TaskQueue:
+    def __init__(self, client: redis.Redis, stream: str = "jitagent:tasks", group: str = "jitagent"):
+        self.redis = client
+        self.stream = stream
+        self.group = group
+        self.results, self.dead, self.errors = f"{stream}:results", f"{stream}:dead", f"{stream}:errors"
+        self._settle = client.register_script(SETTLE)
+        self._touch = client.register_script(TOUCH)
+
+    @classmethod
+    def connect(cls, url: str, stream: str = "jitagent:tasks", group: str = "jitagent") -> TaskQueue:
+        return cls(redis.Redis.from_url(url, decode_responses=True), stream, group)
+
+    async def close(self) -> None:
+        await self.redis.aclose()
+
+    def delivery(self, entry: Entry) -> str:
+        """The key the bank records the entry's outcome under: one outcome per entry."""
+        return f"{self.stream}:{entry.id}"
+
+    async def ensure_group(self) -> None:
+        """The consumer group, reading from the stream's start (tasks put before it existed count)."""
+        try:
+            await self.redis.xgroup_create(self.stream, self.group, id="0", mkstream=True)
+        except redis.ResponseError as exc:
+            if "BUSYGROUP" not in str(exc):
+                raise
+
+    async def put(self, tasks_json: list[str]) -> list[str]:
+        """Add tasks (each a Task as JSON) in one round trip; their entry ids."""
+        async with self.redis.pipeline(transaction=True) as pipe:
+            for task in tasks_json:
+                pipe.xadd(self.stream, {"task": task})
+            return await pipe.execute()
+
+    async def take(self, consumer: str, claim_idle_s: float, block_s: float) -> Entry | None:
+        """The next entry for `consumer`: first one that another consumer has left idle for
+        `claim_idle_s` (a crashed worker's), else a new one, waiting up to `block_s` for it."""
+        _, claimed, _ = await self.redis.xautoclaim(self.stream, self.group, consumer,
+                                                    int(claim_idle_s * 1000), "0-0", count=1)
+        if claimed:
+            entry_id, fields = claimed[0]
+            held = await self.redis.xpending_range(self.stream, self.group, entry_id, entry_id, 1)
+            return Entry(entry_id, fields, held[0]["times_delivered"] if held else 1)
+        reply = await self.redis.xreadgroup(self.group, consumer, {self.stream: ">"}, count=1,
+                                            block=max(1, int(block_s * 1000)))
+        if not reply or not reply[0][1]:
+            return None
+        entry_id, fields = reply[0][1][0]
+        return Entry(entry_id, fields, 1)
+
+    async def touch(self, consumer: str, entry_ids: list[str]) -> int:
+        """Keep entries in flight from looking abandoned; how many `consumer` still holds."""
+        if not entry_ids:
+            return 0
+        return await self._touch(keys=[self.stream], args=[self.group, consumer, *entry_ids])
+
+    async def finish(self, consumer: str, entry: Entry, fields: dict[str, str]) -> bool:
+        """Add the result and acknowledge the entry, atomically; False when `consumer` no longer holds it."""
+        return await self._settle_into(self.results, consumer, entry, fields)
+
+    async def bury(self, consumer: str, entry: Entry, error: str) -> bool:
+        """Move the entry to the dead-letter stream with its last error, atomically."""
+        fields = {"entry": entry.id, "task": entry.fields.get("task", ""), "error": error,
+                  "deliveries": str(entry.deliveries)}
+        return await self._settle_into(self.dead, consumer, entry, fields)
+
+    async def _settle_into(self, target: str, consumer: str, entry: Entry, fields: dict[str, str]) -> bool:
+        flat = [part for pair in fields.items() for part in pair]
+        return bool(await self._settle(keys=[self.stream, target, self.errors],
+                                       args=[self.group, consumer, entry.id, *flat]))
+
+    async def note_error(self, entry: Entry, error: str) -> None:
+        await self.redis.hset(self.errors, entry.id, error)
+
+    async def last_error(self, entry: Entry) -> str | None:
+        return await self.redis.hget(self.errors, entry.id)
+
+    async def read(self, which: str, after: str = "-", count: int | None = None,
+                   block_s: float | None = None) -> list[tuple[str, dict[str, str]]]:
+        """Entries of the results or dead-letter stream after entry id `after` ('-': from the start);
+        with `block_s`, waits that long for the first one."""
+        stream = {"results": self.results, "dead": self.dead}[which]
+        if block_s is not None:
+            reply = await self.redis.xread({stream: "0-0" if after == "-" else after}, count=count,
+                                           block=max(1, int(block_s * 1000)))
+            return reply[0][1] if reply else []
+        return await self.redis.xrange(stream, "-" if after == "-" else f"({after}", "+", count=count)
+
+    async def stats(self) -> dict:
+        pipe = self.redis.pipeline(transaction=False)
+        for stream in (self.stream, self.results, self.dead):
+            pipe.xlen(stream)
+        tasks, results, dead = await pipe.execute()
+        stats = {"stream": self.stream, "group": self.group, "tasks": tasks, "results": results, "dead": dead,
+                 "pending": 0, "lag": None, "consumers": []}
+        if not tasks:
+            return stats
+        group = next((g for g in await self.redis.xinfo_groups(self.stream) if g["name"] == self.group), None)
+        if group is not None:
+            consumers = await self.redis.xinfo_consumers(self.stream, self.group)
+            stats |= {"pending": group["pending"], "lag": group.get("lag"),
+                      "consumers": [{"name": c["name"], "pending": c["pending"], "idle_ms": c["idle"]}
+                                    for c in consumers]}
+        return stats

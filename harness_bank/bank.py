@@ -122,17 +122,24 @@ class HarnessBank:
 
     def _check_index(self) -> bool:
         """Bring the index in line with the database on open: caught up when it holds a prefix of
-        the vector log (saved before the last writes), rebuilt when it holds anything else.
-        True when it changed."""
+        the vector log (saved before the last writes), rebuilt when it holds anything else (its
+        newest vector differing says it is another database's). True when it changed."""
         db_ids = [r[0] for r in self.store.query("SELECT vid FROM vectors ORDER BY vid")]
         held = self.index.ids()
         top = max(held, default=0)
-        if held != set(db_ids[:bisect.bisect_right(db_ids, top)]):
+        if held != set(db_ids[:bisect.bisect_right(db_ids, top)]) or not self._holds_as_stored(top):
             self.reindex()
             return True
         with self._synced:
             self.watermark = top
         return self.catch_up() > 0
+
+    def _holds_as_stored(self, vid: int) -> bool:
+        """The index's vector `vid` is the database's (vid 0: there is none to compare)."""
+        if not vid:
+            return True
+        rows = self.store.query("SELECT vector FROM vectors WHERE vid = ?", (vid,))
+        return bool(rows) and np.array_equal(np.frombuffer(rows[0][0], dtype=np.float32), self.index.vector(vid))
 
     def reindex(self) -> int:
         with self._synced:

@@ -10,6 +10,7 @@ index lives in memory only.
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
@@ -43,6 +44,10 @@ class VectorIndex:
     def size(self) -> int:
         return self.index.ntotal
 
+    def vector(self, vid: int) -> np.ndarray:
+        with self._lock:
+            return self.index.reconstruct(vid)
+
     def ids(self) -> set[int]:
         ids = faiss.vector_to_array(self.index.id_map) if self.index.ntotal else np.array([], dtype=np.int64)
         return set(int(i) for i in ids)
@@ -72,7 +77,7 @@ class VectorIndex:
         if self.path is None:
             return
         with self._lock:
-            tmp = self.path.with_suffix(".tmp")
+            tmp = self.path.with_suffix(f".{os.getpid()}.tmp")  # replicas may share one cache file
             faiss.write_index(self.index, str(tmp))
             tmp.replace(self.path)  # atomic: a crash never leaves a half-written index
             self.dirty = False

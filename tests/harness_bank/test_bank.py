@@ -6,6 +6,7 @@ import pytest
 
 from harness_bank import HarnessBank, Outcome
 from harness_bank.bank import BankError
+from harness_bank.migrations import MIGRATIONS
 from jitagent.catalog import load_seeds
 
 SEEDS = load_seeds()
@@ -121,5 +122,5 @@ def test_mismatch_between_index_and_db_is_repaired_on_open(tmp_path, embedder):
 def test_wal_and_schema_version(seeded_bank):
     db = sqlite3.connect(seeded_bank.path)
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert seeded_bank.stats()["schema_version"] == 4
+    assert seeded_bank.stats()["schema_version"] == len(MIGRATIONS)
     assert json.loads(db.execute("SELECT spec FROM harnesses LIMIT 1").fetchone()[0])["name"]

@@ -6,6 +6,7 @@ import pytest
 
 from harness_bank import HarnessBank, Outcome
 from harness_bank.bank import BankError
+from harness_bank.migrations import MIGRATIONS
 from harness_bank.store import StoreUnavailable, describe
 from jitagent.catalog import load_seeds, seed_bank
 
@@ -51,7 +52,7 @@ def test_admission_rollback_and_reads_match_sqlite(both):
     assert postgres.failures("c1", SEEDS["direct"].id) == sqlite.failures("c1", SEEDS["direct"].id)
     assert postgres.outcome_summary(SEEDS["direct"].id, ["d0", "d1"]) == (2, 0.5, 90.5)
     stats = postgres.stats()
-    assert stats["schema_version"] == sqlite.stats()["schema_version"] == 4
+    assert stats["schema_version"] == sqlite.stats()["schema_version"] == len(MIGRATIONS)
     assert stats["outcomes"] == 14 and stats["index_size"] == 13 + 14 and stats["db_bytes"] > 0
 
 

@@ -115,3 +115,29 @@ def test_concurrent_rollbacks_from_two_replicas_undo_two_promotions(replicas):
         t.join()
     assert sorted(d["restored"] for d in done) == sorted([SEEDS["program_of_thought"].id, SEEDS["direct"].id])
     assert b.incumbent("words")["harness_id"] == SEEDS["direct"].id
+
+
+def test_an_index_cache_is_caught_up_on_open_and_one_of_another_database_rebuilt(
+        postgres_server, postgres_url, tmp_path, embedder):
+    from jitagent.fleet.services import create_database
+
+    cache = tmp_path / "replica.faiss"
+    first = HarnessBank(postgres_url, embedder=embedder, index_path=cache)
+    seed_bank(first)
+    first.close()  # saves the cache: 13 vectors
+    other_replica = HarnessBank(postgres_url, embedder=embedder)
+    other_replica.add_harness(variant("late"))  # written while the first replica is down
+    other_replica.close()
+    first = HarnessBank(postgres_url, embedder=embedder, index_path=cache)
+    assert first.repaired_on_open and first.index.size == first.watermark == 14
+    first.close()
+    elsewhere = create_database(postgres_server, "elsewhere")  # same ids, other vectors
+    bank = HarnessBank(elsewhere, embedder=embedder)
+    bank.add_harness(SEEDS["react"].model_dump(mode="json"))
+    bank.add_harness(variant("first here"))
+    seed_bank(bank)
+    bank.close()
+    reopened = HarnessBank(elsewhere, embedder=embedder, index_path=cache)
+    stored = reopened.store.query("SELECT vector FROM vectors WHERE vid = 14")[0][0]
+    assert reopened.repaired_on_open and reopened.index.vector(14).tobytes() == bytes(stored)
+    reopened.close()

@@ -50,6 +50,17 @@ def test_cold_cluster_synthesizes_executes_verifies_and_records(seeded_bank):
     assert result.synthesis_cost.synthesis.completion_tokens > 0 and result.run.cost.tokens > 0
 
 
+def test_tasks_without_a_type_share_a_cluster_found_by_embedding_and_route_on_its_evidence(seeded_bank):
+    p = pipeline(seeded_bank)
+    first = asyncio.run(p.solve(Task(id="a", prompt="What is 17 * 23? Give the number.",
+                                     verifier={"kind": "numeric", "expected": 391})))
+    second = asyncio.run(p.solve(Task(id="b", prompt="What is 17 * 23? Give the number only.",
+                                      verifier={"kind": "numeric", "expected": 391}), execute=False))
+    assert first.cluster.startswith("auto:") and second.cluster == first.cluster
+    ran = {a["harness_id"]: a["runs"] for a in second.references}
+    assert ran.get(first.harness.id) == 1  # the first task's harness is an arm with its outcome
+
+
 def test_known_cluster_runs_its_best_harness_without_synthesis(seeded_bank):
     record(seeded_bank, "program_of_thought", 1.0, 12)
     record(seeded_bank, "direct", 0.0, 12)

@@ -6,6 +6,6 @@ This package knows nothing of models, the runtime or the server.
 """
 
 from harness_bank.admission import AdmissionPolicy, Decision, Stats
-from harness_bank.bank import HarnessBank, Hit, Outcome
+from harness_bank.bank import HarnessBank, Hit, Outcome, RunRecord
 
-__all__ = ["AdmissionPolicy", "Decision", "HarnessBank", "Hit", "Outcome", "Stats"]
+__all__ = ["AdmissionPolicy", "Decision", "HarnessBank", "Hit", "Outcome", "RunRecord", "Stats"]

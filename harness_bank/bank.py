@@ -49,10 +49,39 @@ class Outcome:
     answer: str | None = None  # what the harness answered (None: no answer)
     trace: str = ""  # its last steps, trimmed: what reflective mutation reads
     delivery: str | None = None  # the queue delivery it came from: recorded once, however often redelivered
+    run_id: str | None = None  # the server run it is the outcome of (see record_run): one outcome per run
 
     @property
     def tokens(self) -> int | None:
         return None if self.prompt_tokens is None or self.completion_tokens is None else self.prompt_tokens + self.completion_tokens
+
+
+@dataclass
+class RunRecord:
+    """What a server run was: an outcome reported later under its id lands on its harness, task and
+    cluster. Its cost is what the server measured (None where it did not execute the harness)."""
+
+    run_id: str
+    harness_id: str
+    task_id: str
+    task_text: str
+    cluster: str
+    route: str
+    task_type: str | None = None
+    tags: tuple[str, ...] = ()
+    answer: str | None = None
+    trace: str = ""
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    wall_s: float | None = None
+    outcomes: int = 0  # recorded for it so far: 0 or 1
+
+    def outcome(self, reward: float, verdict: str, prompt_tokens: int | None, completion_tokens: int | None,
+                wall_s: float) -> Outcome:
+        """Feedback on this run as the bank's evidence."""
+        return Outcome(self.harness_id, self.task_id, self.task_text, reward, prompt_tokens, completion_tokens, wall_s,
+                       verdict, self.cluster, self.task_type, self.tags, "feedback", self.answer, self.trace,
+                       run_id=self.run_id)
 
 
 @dataclass
@@ -427,7 +456,7 @@ class HarnessBank:
         """Store an outcome (and its task as an experience), then run admission for its cluster.
         One transaction: a crash leaves either all of it or none of it. Admissions to one cluster
         take turns in every replica, so concurrent ones decide as they would have one after another.
-        An outcome whose delivery is already recorded changes nothing."""
+        An outcome whose delivery or run is already recorded changes nothing."""
         if not 0.0 <= outcome.reward <= 1.0:
             raise BankError(f"reward must be in [0, 1], got {outcome.reward}")
         if outcome.source not in ("run", "feedback"):
@@ -442,18 +471,43 @@ class HarnessBank:
             self._lock_cluster(db, cluster)
             stored = db.execute(
                 "INSERT INTO outcomes (harness_id, task_id, task_digest, task_text, cluster, reward, prompt_tokens, "
-                "completion_tokens, wall_s, verdict, source, created_at, answer, trace, delivery) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (delivery) DO NOTHING RETURNING id",
+                "completion_tokens, wall_s, verdict, source, created_at, answer, trace, delivery, run_id) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT DO NOTHING RETURNING id",
                 (outcome.harness_id, outcome.task_id, digest(outcome.task_text), outcome.task_text, cluster,
                  outcome.reward, outcome.prompt_tokens, outcome.completion_tokens, outcome.wall_s, outcome.verdict,
-                 outcome.source, now(), outcome.answer, outcome.trace[:4000], outcome.delivery)).fetchone()
+                 outcome.source, now(), outcome.answer, outcome.trace[:4000], outcome.delivery,
+                 outcome.run_id)).fetchone()
             if stored is None:
-                return Decision(False, f"delivery {outcome.delivery} was already recorded")
+                what = f"run {outcome.run_id}" if outcome.run_id and db.execute(
+                    "SELECT 1 FROM outcomes WHERE run_id = ?", (outcome.run_id,)).fetchone() \
+                    else f"delivery {outcome.delivery}"
+                return Decision(False, f"{what} was already recorded")
             decision = self._admit(db, cluster, outcome.harness_id)
             self._append_vector(db, "experience", str(stored[0]), vector)
         self.catch_up()
         return decision
+
+    def record_run(self, run: RunRecord) -> None:
+        """Keep what a run was, so that an outcome reported later by its id lands on exactly that
+        run. The harness must be stored first."""
+        with self.store.transaction() as db:
+            db.execute("INSERT INTO runs (id, harness_id, task_id, task_text, task_type, tags, cluster, route, answer, "
+                       "trace, prompt_tokens, completion_tokens, wall_s, created_at) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (run.run_id, run.harness_id, run.task_id, run.task_text, run.task_type, json.dumps(run.tags),
+                        run.cluster, run.route, run.answer, run.trace[:4000], run.prompt_tokens,
+                        run.completion_tokens, run.wall_s, now()))
+
+    def run(self, run_id: str) -> RunRecord:
+        rows = self.store.query("SELECT r.*, (SELECT COUNT(*) FROM outcomes o WHERE o.run_id = r.id) AS outcomes "
+                                "FROM runs r WHERE r.id = ?", (run_id,))
+        if not rows:
+            raise BankError(f"unknown run id {run_id!r}")
+        r = rows[0]
+        return RunRecord(r["id"], r["harness_id"], r["task_id"], r["task_text"], r["cluster"], r["route"],
+                         r["task_type"], tuple(json.loads(r["tags"])), r["answer"], r["trace"], r["prompt_tokens"],
+                         r["completion_tokens"], r["wall_s"], r["outcomes"])
 
     def _lock_cluster(self, db, cluster: str) -> None:
         self.store.lock(db, f"cluster:{cluster}")

@@ -59,6 +59,17 @@ MIGRATIONS: list[str] = [
     ALTER TABLE outcomes ADD COLUMN delivery TEXT;
     CREATE UNIQUE INDEX outcomes_delivery ON outcomes(delivery);
     """,
+    # 5: the server's runs (a report names one by id and the bank knows its harness, task and cluster);
+    # a run has at most one outcome, verified or reported
+    """
+    CREATE TABLE runs (
+        id TEXT PRIMARY KEY, harness_id TEXT NOT NULL REFERENCES harnesses(id), task_id TEXT NOT NULL,
+        task_text TEXT NOT NULL, task_type TEXT, tags TEXT NOT NULL, cluster TEXT NOT NULL, route TEXT NOT NULL,
+        answer TEXT, trace TEXT NOT NULL, prompt_tokens INTEGER, completion_tokens INTEGER, wall_s {real},
+        created_at {real} NOT NULL);
+    ALTER TABLE outcomes ADD COLUMN run_id TEXT REFERENCES runs(id);
+    CREATE UNIQUE INDEX outcomes_run ON outcomes(run_id);
+    """,
 ]
 
 

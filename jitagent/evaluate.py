@@ -17,7 +17,8 @@ from jitagent.tasks import Task
 class Summary:
     harness: str
     n: int
-    success_rate: float
+    verified: int  # tasks with a verdict; the rest were unverified and count for nothing
+    success_rate: float | None  # mean reward over the verified tasks (None: none was verified)
     mean_tokens: float | None
     mean_wall_s: float
     infra_errors: int
@@ -29,9 +30,10 @@ class Summary:
 def summarize(harness: str, results: list[RunResult]) -> Summary:
     tokens = [r.cost.tokens for r in results]
     known = [t for t in tokens if t is not None]
+    rewards = [r.reward for r in results if r.reward is not None]
     return Summary(
-        harness=harness, n=len(results),
-        success_rate=sum(r.reward for r in results) / len(results) if results else 0.0,
+        harness=harness, n=len(results), verified=len(rewards),
+        success_rate=statistics.fmean(rewards) if rewards else None,
         mean_tokens=statistics.fmean(known) if known and len(known) == len(tokens) else None,
         mean_wall_s=statistics.fmean(r.cost.wall_s for r in results) if results else 0.0,
         infra_errors=sum(r.error is not None for r in results))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+import uuid
 import zlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from harness_bank import HarnessBank, Outcome
+from harness_bank import HarnessBank, Outcome, RunRecord
 from harness_bank.router import RouteChoice, Router, RouterConfig
 from jitagent.models.base import CancelToken, ModelClient
 from jitagent.runtime.agent import Runtime
@@ -63,9 +64,11 @@ class SolveResult:
     synthesis_cost: SynthesisCost
     wall_s: float
     bank_decision: str = ""
+    run_id: str = ""
 
     def to_dict(self) -> dict:
-        return {"task_id": self.task_id, "route": self.route, "harness_id": self.harness.id, "harness_name": self.harness.name,
+        return {"run_id": self.run_id, "task_id": self.task_id, "route": self.route, "harness_id": self.harness.id,
+                "harness_name": self.harness.name,
                 "cluster": self.cluster, "references": self.references, "reason": self.synthesis.reason if self.synthesis else "",
                 "candidates": [c.to_dict() for c in self.synthesis.candidates] if self.synthesis else [],
                 "cost": self.synthesis_cost.to_dict() | {"execution": self.run.cost.__dict__ | {"tokens": self.run.cost.tokens} if self.run else None},
@@ -74,6 +77,11 @@ class SolveResult:
 
 
 class JitPipeline:
+    """Route, synthesize where the router explores, execute, verify and record, one task at a time
+    (`stream` yields what happens as it happens, `solve` only the result). With `learn`, every run is
+    recorded in the bank under its run id (feedback names it, see jitagent.feedback) and a verified
+    run's outcome is admitted as evidence."""
+
     def __init__(self, bank: HarnessBank, meta: ModelClient, solver: ModelClient, config: PipelineConfig | None = None):
         self.bank = bank
         self.meta = meta
@@ -86,9 +94,11 @@ class JitPipeline:
 
     async def stream(self, task: Task, *, execute: bool = True, seed: int = 0, cancel: CancelToken | None = None,
                      deadline: float | None = None, n: int | None = None,
-                     delivery: str | None = None) -> AsyncIterator[PipelineEvent]:
-        """`delivery`: the queue delivery the task came from; the bank records its outcome once."""
+                     delivery: str | None = None, run_id: str | None = None) -> AsyncIterator[PipelineEvent]:
+        """`delivery`: the queue delivery the task came from; the bank records its outcome once.
+        `run_id`: the id the run is recorded under (default: a new one), in the result."""
         start = time.monotonic()
+        run_id = run_id or uuid.uuid4().hex
         cancel = cancel or CancelToken()
         if deadline is not None:
             cancel.deadline = deadline if cancel.deadline is None else min(deadline, cancel.deadline)
@@ -126,7 +136,7 @@ class JitPipeline:
             yield PipelineEvent("route", f"{route} ({kind}; {choice.reason}): {synthesis.reason}",
                                 {"route": route, "cluster": cluster, "arms": arms})
         yield PipelineEvent("chosen", f"{spec.name} ({spec.id})", {"harness_id": spec.id, "spec": spec.model_dump(mode="json")})
-        run, decision = None, ""
+        run, verified, decision = None, False, ""
         if execute:
             async for event in self.runtime.stream(spec, task, seed=seed, cancel=cancel, deadline=deadline):
                 if event.kind == "result":
@@ -138,10 +148,14 @@ class JitPipeline:
             # an infrastructure failure says nothing of the harness, but running out of the caller's time
             # budget is a genuine 0 (a harness too slow for it must lose share); an unverified run waits
             out_of_time = run.interrupted and cancel.deadline is not None and time.monotonic() >= cancel.deadline
-            if self.config.learn and (run.error is None or out_of_time) and task.verifier.kind != "none":
-                decision = await asyncio.to_thread(self._admit, task, spec, run, cluster, delivery)
+            verified = (run.error is None or out_of_time) and task.verifier.kind != "none"
+        if self.config.learn:
+            decision = await asyncio.to_thread(self._record, run_id, task, spec, route, run, cluster, delivery,
+                                               verified)
+            if verified:
                 yield PipelineEvent("bank", decision, {"cluster": cluster})
-        result = SolveResult(task.id, route, spec, cluster, synthesis, run, arms, cost, time.monotonic() - start, decision)
+        result = SolveResult(task.id, route, spec, cluster, synthesis, run, arms, cost, time.monotonic() - start, decision,
+                             run_id)
         yield PipelineEvent("result", run.answer or "" if run else "", {"result": result})
 
     async def solve(self, task: Task, **kw) -> SolveResult:
@@ -178,21 +192,30 @@ class JitPipeline:
                                     "history": [r.__dict__ for r in c.rounds] + [{"checks": [k.__dict__ for k in c.checks]}]}
             self.bank.record_candidate(task.id, task.prompt, record, self.meta.name)
 
-    def _admit(self, task: Task, spec: HarnessSpec, run: RunResult, cluster: str,
-               delivery: str | None) -> str:
+    def _record(self, run_id: str, task: Task, spec: HarnessSpec, route: Route, run: RunResult | None, cluster: str,
+                delivery: str | None, verified: bool) -> str:
+        """The run under its id (feedback finds its harness, task and cluster there) and, when it was
+        verified, its outcome through admission; the bank's decision, or "" when there is none."""
         self.bank.add_harness(spec.model_dump(mode="json"))
-        decision = self.bank.record_outcome(outcome_of(task, spec, run, cluster, delivery))
+        self.bank.record_run(RunRecord(
+            run_id, spec.id, task.id, task.prompt, cluster, route, task.type, tuple(task.tags),
+            answer=run.answer if run else None, trace=last_steps(run) if run else "",
+            prompt_tokens=run.cost.prompt_tokens if run else None,
+            completion_tokens=run.cost.completion_tokens if run else None, wall_s=run.cost.wall_s if run else None))
+        if not verified:
+            return ""
+        decision = self.bank.record_outcome(outcome_of(task, spec, run, cluster, delivery, run_id))
         return ("promoted: " if decision.promote else "kept incumbent: ") + decision.reason
 
 
 def outcome_of(task: Task, spec: HarnessSpec, run: RunResult, cluster: str | None = None,
-               delivery: str | None = None) -> Outcome:
+               delivery: str | None = None, run_id: str | None = None) -> Outcome:
     """A verified run as the bank's evidence (the bank needs the harness stored first)."""
     return Outcome(harness_id=spec.id, task_id=task.id, task_text=task.prompt, reward=run.reward,
                    prompt_tokens=run.cost.prompt_tokens, completion_tokens=run.cost.completion_tokens,
                    wall_s=run.cost.wall_s, verdict=run.verdict[:500], cluster=cluster, task_type=task.type,
                    tags=tuple(task.tags), source="run", answer=run.answer, trace=last_steps(run),
-                   delivery=delivery)
+                   delivery=delivery, run_id=run_id)
 
 
 def last_steps(run: RunResult, steps: int = 3, limit: int = 400) -> str:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import defaultdict
 from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from jitagent.nesting import NestingError, json_loads
 from jitagent.spec import TOOL_NAMES, format_validation_error
@@ -35,6 +36,21 @@ class VerifierSpec(BaseModel):
     index: int | None = None
     command: str | None = None     # shell_check: run in the workspace after the agent finishes
     case_sensitive: bool = False
+
+    @model_validator(mode="after")
+    def _a_gym_entry_that_exists(self):
+        """A reasoning_gym verifier names an entry its generator can make (else every answer scores 0)."""
+        if self.kind != "reasoning_gym":
+            return self
+        if None in (self.dataset, self.seed, self.size, self.index):
+            raise ValueError("reasoning_gym needs dataset, seed, size and index")
+        if not 0 <= self.index < self.size:
+            raise ValueError(f"reasoning_gym index must be in [0, size={self.size}), got {self.index}")
+        from reasoning_gym.factory import DATASETS
+
+        if self.dataset not in DATASETS:
+            raise ValueError(f"reasoning_gym has no dataset {self.dataset!r} (e.g. {', '.join(sorted(DATASETS)[:5])})")
+        return self
 
 
 class Task(BaseModel):
@@ -160,3 +176,47 @@ def spread_over_types(tasks: list[Task], limit: int | None) -> list[Task]:
             if queue and len(picked) < limit:
                 picked.append(queue.pop(0))
     return picked
+
+
+def verifier_for(expect: str | float | None = None, verifier: dict | VerifierSpec | None = None) -> VerifierSpec:
+    """The verifier a caller asks for: `expect` a number is checked numerically, anything else exactly;
+    `verifier` any kind (VerifierSpec fields); neither: none (unverified). ValueError names the problem."""
+    if expect is not None and verifier is not None:
+        raise ValueError("give an expected answer or a verifier, not both")
+    try:
+        if verifier is not None:
+            return verifier if isinstance(verifier, VerifierSpec) else VerifierSpec.model_validate(verifier)
+        if expect is None:
+            return VerifierSpec(kind="none")
+        number = _finite_number(expect)
+        if number is not None:
+            return VerifierSpec(kind="numeric", expected=number)
+        return VerifierSpec(kind="exact", expected=str(expect))
+    except ValidationError as exc:
+        raise ValueError(f"verifier: {format_validation_error(exc)}") from None
+
+
+def _finite_number(value: str | float) -> int | float | None:
+    text = str(value).strip()
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return number if number == number and abs(number) != float("inf") else None
+
+
+def task_for(prompt: str, *, type: str | None = None, expect: str | float | None = None,
+             verifier: dict | VerifierSpec | None = None) -> Task:
+    """A task from a prompt and what checks it (see verifier_for); its id derives from the prompt."""
+    try:
+        return Task(id=derived_id(prompt), prompt=prompt, type=type, verifier=verifier_for(expect, verifier))
+    except ValidationError as exc:
+        raise ValueError(f"task: {format_validation_error(exc)}") from None
+
+
+def derived_id(prompt: str) -> str:
+    return "task-" + hashlib.sha256(prompt.encode()).hexdigest()[:10]

@@ -18,8 +18,8 @@ REGEX_TIMEOUT_S = 1.0  # a task's own pattern may backtrack without end
 
 @dataclass
 class Verdict:
-    passed: bool
-    reward: float
+    passed: bool | None  # None: not verified (no verifier, a dry run), never a failure
+    reward: float | None
     detail: str
 
 
@@ -47,7 +47,7 @@ def _normal(text: str, case_sensitive: bool) -> str:
 async def verify(task: Task, answer: str | None, workspace: Workspace, limits: SandboxLimits | None = None) -> Verdict:
     v = task.verifier
     if v.kind == "none":
-        return Verdict(False, 0.0, "unverified: the task has no verifier")
+        return Verdict(None, None, "unverified: the task has no verifier")
     limits = limits or SandboxLimits(wall_s=15, cpu_s=10)
     if answer is None and v.kind != "shell_check":
         return Verdict(False, 0.0, "no answer")

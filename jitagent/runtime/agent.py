@@ -109,7 +109,7 @@ class Runtime:
             run.trajectory.events.append(stopped)
             yield stopped
         try:
-            verdict = await verify(task, answer, workspace) if verify_answer else Verdict(False, 0.0, "not verified (dry run)")
+            verdict = await verify(task, answer, workspace) if verify_answer else Verdict(None, None, "not verified (dry run)")
         except Exception as exc:  # a verifier that crashes scores 0 and says why; it never stops a run
             verdict = Verdict(False, 0.0, f"verifier crashed: {type(exc).__name__}: {exc}")
         run.cost.wall_s = time.monotonic() - start

@@ -18,7 +18,7 @@ class AgentEvent:
     step: int = 0
     depth: int = 0
     tool: str | None = None
-    ok: bool = True
+    ok: bool | None = True  # None on a verdict that was not verified
     usage: Usage = field(default_factory=Usage)
     wall_s: float = 0.0
     result: RunResult | None = field(default=None, repr=False)  # set on the final `result` event
@@ -56,8 +56,8 @@ class RunResult:
     task_id: str
     harness_id: str
     answer: str | None
-    passed: bool
-    reward: float
+    passed: bool | None  # None (with reward None): not verified, which is not a failure
+    reward: float | None
     verdict: str
     cost: Cost
     trajectory: Trajectory

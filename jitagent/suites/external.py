@@ -31,7 +31,7 @@ def humaneval_tasks() -> list[Task]:
         tasks.append(Task(
             id=task_id.replace("/", "-").lower(), type="humaneval", split=SPLIT_PATTERN[i % 4], tags=["code", "python"],
             prompt="Complete this Python function. Reply with the whole function, imports included.\n\n" + problem["prompt"],
-            verifier={"kind": "python_tests", "prelude": header,
+            verifier={"kind": "python_tests", "prelude": header or None,
                       "tests": problem["test"] + f"\ncheck({problem['entry_point']})\n"}))
     return tasks
 

@@ -61,7 +61,14 @@ class Store:
 
     def _migrate(self) -> None:
         """Apply the migrations this database lacks, all in one transaction; replicas starting at once
-        take turns."""
+        take turns. A store that cannot be migrated is closed."""
+        try:
+            self._apply_migrations()
+        except BaseException:
+            self.close()
+            raise
+
+    def _apply_migrations(self) -> None:
         with self.transaction() as db:
             self.lock(db, "migrations")
             db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
@@ -69,6 +76,9 @@ class Store:
             version = row[0] if row else 0
             if row is None:
                 db.execute("INSERT INTO schema_version VALUES (0)")
+            if version > len(MIGRATIONS):  # a newer jitagent migrated it: this one would misread it
+                raise StoreUnavailable(f"the bank's schema is version {version}, newer than this jitagent's "
+                                       f"{len(MIGRATIONS)}: upgrade jitagent")
             for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
                 for statement in statements(migration, self.dialect):
                     db.execute(statement)

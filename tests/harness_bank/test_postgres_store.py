@@ -2,6 +2,7 @@
 
 import threading
 
+import psycopg
 import pytest
 
 from harness_bank import HarnessBank, Outcome
@@ -111,3 +112,11 @@ def test_replicas_starting_at_once_migrate_and_seed_once(postgres_url, embedder)
         bank.catch_up()
         assert bank.index.size == 13
         bank.close()
+
+
+def test_a_bank_migrated_by_a_newer_jitagent_is_refused_in_one_line(postgres_url, embedder):
+    HarnessBank(postgres_url, embedder=embedder).close()
+    with psycopg.connect(postgres_url, autocommit=True) as db:
+        db.execute("UPDATE schema_version SET version = version + 1")
+    with pytest.raises(StoreUnavailable, match=r"^the bank's schema is version \d+, newer than .*: upgrade"):
+        HarnessBank(postgres_url, embedder=embedder)

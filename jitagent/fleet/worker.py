@@ -116,8 +116,8 @@ class Worker:
             finished = await self.queue.finish(self.config.name, entry, fields)
             run = result.run
             log.info(json.dumps({"event": "task", "entry": entry.id, "task_id": task.id,
-                                 "route": result.route,
-                                 "harness_id": result.harness.id, "reward": run.reward if run else None,
+                                 "route": result.route, "harness_id": result.harness.id,
+                                 "reward": run.reward if run else None,
                                  "bank": result.bank_decision, "wall_s": round(result.wall_s, 3),
                                  "deliveries": entry.deliveries, "finished": finished}))
         except asyncio.CancelledError:
@@ -128,7 +128,7 @@ class Worker:
             try:
                 await self.queue.note_error(entry, error)
             except (redis.RedisError, OSError):
-                pass  # the retry then reports "no error recorded"; the entry itself is safe in the stream
+                pass  # a dead letter then says none was recorded; the entry itself is safe in the stream
 
     async def _bury(self, entry: Entry, error: str) -> None:
         await self.queue.bury(self.config.name, entry, error)

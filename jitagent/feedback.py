@@ -59,19 +59,34 @@ def report_run(bank: HarnessBank, run_id: str, report: Report) -> Recorded:
     except BankError:
         raise FeedbackError("not_found", "run_id", f"no run {run_id!r} in this bank") from None
     if run.outcomes:
-        raise FeedbackError("already_reported", "run_id", f"run {run_id} already has an outcome; a run takes one")
+        raise FeedbackError(
+            "already_reported", "run_id", f"run {run_id} already has an outcome; a run takes one"
+        )
     wall_s = report.wall_s if report.wall_s is not None else run.wall_s
     if wall_s is None:
-        raise FeedbackError("invalid", "wall_s", f"the server did not execute run {run_id}: say how long it took")
-    outcome = run.outcome(report.reward, report.detail,
-                          run.prompt_tokens if report.prompt_tokens is None else report.prompt_tokens,
-                          run.completion_tokens if report.completion_tokens is None else report.completion_tokens,
-                          wall_s)
+        raise FeedbackError(
+            "invalid", "wall_s", f"the server did not execute run {run_id}: say how long it took"
+        )
+    outcome = run.outcome(
+        report.reward,
+        report.detail,
+        run.prompt_tokens if report.prompt_tokens is None else report.prompt_tokens,
+        run.completion_tokens if report.completion_tokens is None else report.completion_tokens,
+        wall_s,
+    )
     return _record(bank, outcome)
 
 
-def report_harness(bank: HarnessBank, harness_id: str, task_text: str, report: Report, *, task_id: str = "",
-                   task_type: str | None = None, tags: tuple[str, ...] = ()) -> Recorded:
+def report_harness(
+    bank: HarnessBank,
+    harness_id: str,
+    task_text: str,
+    report: Report,
+    *,
+    task_id: str = "",
+    task_type: str | None = None,
+    tags: tuple[str, ...] = (),
+) -> Recorded:
     """An outcome of a harness run elsewhere, on a task the reporter describes."""
     report.check()
     if not harness_id:
@@ -85,12 +100,28 @@ def report_harness(bank: HarnessBank, harness_id: str, task_text: str, report: R
     except BankError:
         raise FeedbackError("not_found", "harness_id", f"no harness {harness_id!r} in this bank") from None
     cluster = bank.cluster_for(task_text, task_type, tags)
-    return _record(bank, Outcome(
-        harness_id, task_id or "external", task_text, report.reward, report.prompt_tokens, report.completion_tokens,
-        report.wall_s, report.detail, cluster, task_type, tags, source="feedback"))
+    return _record(
+        bank,
+        Outcome(
+            harness_id,
+            task_id or "external",
+            task_text,
+            report.reward,
+            report.prompt_tokens,
+            report.completion_tokens,
+            report.wall_s,
+            report.detail,
+            cluster,
+            task_type,
+            tags,
+            source="feedback",
+        ),
+    )
 
 
 def _record(bank: HarnessBank, outcome: Outcome) -> Recorded:
     decision = bank.record_outcome(outcome)
     incumbent = bank.incumbent(outcome.cluster)
-    return Recorded(outcome.cluster, outcome.harness_id, decision, incumbent["harness_id"] if incumbent else None)
+    return Recorded(
+        outcome.cluster, outcome.harness_id, decision, incumbent["harness_id"] if incumbent else None
+    )

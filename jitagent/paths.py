@@ -20,10 +20,10 @@ class DataDirError(ValueError):
     """A data dir or bank that cannot be used; the message is one line saying why."""
 
 
-def open_bank(path: str | Path, cache_dir: Path | None = None):
-    """The HarnessBank at `path` (created if new), or DataDirError: a directory that cannot be made or
-    written, a path that is not a file or not SQLite, an index file faiss cannot read. A
-    `postgresql://` URL opens a shared bank whose faiss index this process caches in `cache_dir`
+def open_bank(path: str | Path, cache_dir: Path | None = None, create: bool = True):
+    """The HarnessBank at `path` (created if new, unless not `create`), or DataDirError: a directory
+    that cannot be made or written, a path that is not a file or not SQLite, an index file faiss cannot
+    read. A `postgresql://` URL opens a shared bank whose faiss index this process caches in `cache_dir`
     (default: the data dir), one file per database."""
     from harness_bank import HarnessBank
     from harness_bank.store import StoreUnavailable, describe, is_url
@@ -42,6 +42,9 @@ def open_bank(path: str | Path, cache_dir: Path | None = None):
         raise DataDirError(f"bank {describe(str(path))}: not a file path nor a postgresql:// URL")
     path = Path(path)
     where = path.parent
+    if not create and not path.exists():  # a typo must not leave an empty bank behind
+        raise DataDirError(f"no bank at {path}: create one with `jitagent bank init`, or name the one you "
+                           f"mean with --data-dir or --bank")
     try:
         where.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

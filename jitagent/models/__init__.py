@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import os
+
 from jitagent.models.base import CancelToken, Cancelled, Generation, ModelClient, ModelError, Usage
 from jitagent.models.gguf import DEFAULT_MODEL, MODEL_NAMES
 
-__all__ = ["CancelToken", "Cancelled", "Generation", "ModelClient", "ModelError", "Usage", "load_model",
-           "DEFAULT_MODEL", "MODEL_NAMES"]
+__all__ = ["API_KEY_ENV", "CancelToken", "Cancelled", "Generation", "ModelClient", "ModelError", "Usage",
+           "load_model", "DEFAULT_MODEL", "MODEL_NAMES"]
 
 
-def load_model(spec: str = "embedded", slot: str = "default") -> ModelClient:
+API_KEY_ENV = "JITAGENT_API_KEY"
+
+
+def load_model(spec: str = "embedded", slot: str = "default", api_key: str | None = None) -> ModelClient:
     """`embedded` (the default model), a model name (`qwen2.5-coder-0.5b`, `smollm2-135m`),
     an OpenAI-compatible URL (optionally `URL#model`), or `scripted` (instant canned replies,
-    for load tests only). `slot`: an embedded model's own llama.cpp context (see EmbeddedModel)."""
+    for load tests only). `slot`: an embedded model's own llama.cpp context (see EmbeddedModel).
+    `api_key`: sent to an OpenAI-compatible endpoint as a bearer token (default: $JITAGENT_API_KEY)."""
     if spec in ("embedded", "default"):
         spec = DEFAULT_MODEL
     if spec in MODEL_NAMES:
@@ -24,5 +30,5 @@ def load_model(spec: str = "embedded", slot: str = "default") -> ModelClient:
     if spec.startswith(("http://", "https://")):
         from jitagent.models.openai_http import OpenAICompatibleModel
         url, _, model = spec.partition("#")
-        return OpenAICompatibleModel(url, model or None)
+        return OpenAICompatibleModel(url, model or None, api_key=api_key or os.environ.get(API_KEY_ENV) or None)
     raise ValueError(f"unknown model {spec!r}: use 'embedded', one of {list(MODEL_NAMES)}, or an http(s) URL")

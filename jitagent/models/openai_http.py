@@ -24,6 +24,14 @@ class SchemaIgnored(ModelError):
     """The server returned output that does not follow the requested JSON schema."""
 
 
+class Unreachable(ModelError):
+    """Nothing answers at the server's address."""
+
+
+class Rejected(ModelError):
+    """The server answered a request with an HTTP error status."""
+
+
 class OpenAICompatibleModel:
     def __init__(self, base_url: str, model: str | None = None, *,
                  dialect: Literal["auto", "json_schema", "json_object"] = "auto",
@@ -92,7 +100,7 @@ class OpenAICompatibleModel:
                    if dialect == "json_schema" else {"type": "json_object", "schema": schema})
             try:
                 result = _parse(await self._post(http, path, {**body, "response_format": fmt}), path)
-            except ModelError as exc:
+            except Rejected as exc:  # perhaps the dialect; a server that is not there is not asked twice
                 last_error = exc
                 continue
             self.dialect = dialect  # remember what this server speaks
@@ -104,10 +112,16 @@ class OpenAICompatibleModel:
             response = await http.post(self.base_url + path, json=body)
         except httpx.TimeoutException as exc:
             raise asyncio.TimeoutError(f"{self.name}{path}: timed out") from exc
+        except httpx.ConnectError as exc:
+            raise Unreachable(f"cannot reach the model server at {self.base_url} "
+                              f"({exc or 'connection failed'}); is it running, and is the URL right?") from None
         except httpx.HTTPError as exc:
             raise ModelError(f"{self.name}{path}: {type(exc).__name__}: {exc}") from exc
+        if response.status_code in (401, 403):
+            raise Rejected(f"{self.name}{path}: HTTP {response.status_code}: the server wants an API key "
+                           f"(--api-key-file FILE or JITAGENT_API_KEY): {response.text[:200]}")
         if response.status_code >= 400:
-            raise ModelError(f"{self.name}{path}: HTTP {response.status_code}: {response.text[:500]}")
+            raise Rejected(f"{self.name}{path}: HTTP {response.status_code}: {response.text[:500]}")
         try:
             return response.json()
         except json.JSONDecodeError:

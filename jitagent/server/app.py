@@ -48,6 +48,7 @@ class ServerConfig(BaseModel):
     bank: str | None = Field(None, description="bank file or postgresql:// URL; default: data_dir/bank.db")
     meta_model: str = "embedded"
     solver_model: str | None = None  # default: the meta-model
+    api_key: str | None = Field(None, repr=False)  # an OpenAI-compatible endpoint's token; never logged
     concurrency: int = Field(1, ge=1, le=64, description="tasks synthesized/executed at once")
     max_queue: int = Field(64, ge=0, description="tasks waiting beyond which RESOURCE_EXHAUSTED is returned")
     auth_token: str | None = None
@@ -80,16 +81,24 @@ class JitAgentServer:
         interceptors = [BearerTokenInterceptor(self.config.auth_token)] if self.config.auth_token else []
         interceptors.append(RequestDecodingInterceptor())
         self.server = grpc.aio.server(interceptors=interceptors, options=[
-            ("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit)])
+            ("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit),
+            ("grpc.so_reuseport", 0)])  # else a second server binds the same port and takes half the calls
         pb_grpc.add_JitAgentServicer_to_server(self.service, self.server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), self.server)
         address = f"{self.config.host}:{self.config.port}"
-        if self.config.tls_cert and self.config.tls_key:
-            creds = grpc.ssl_server_credentials([(self.config.tls_key.read_bytes(), self.config.tls_cert.read_bytes())])
-            self.port = self.server.add_secure_port(address, creds)
-        else:
-            self.port = self.server.add_insecure_port(address)
+        try:
+            if self.config.tls_cert and self.config.tls_key:
+                creds = grpc.ssl_server_credentials([(self.config.tls_key.read_bytes(),
+                                                      self.config.tls_cert.read_bytes())])
+                self.port = self.server.add_secure_port(address, creds)
+            else:
+                self.port = self.server.add_insecure_port(address)
+        except OSError as exc:
+            raise StartupError(f"TLS: {exc.filename}: {exc.strerror}") from None
+        except RuntimeError:  # grpc says only "Failed to bind"
+            raise StartupError(f"cannot listen on {address}: the port is in use (another server?) or the "
+                               f"host is not this machine's; choose another with --port or --host") from None
         for name in ("", SERVICE_NAME):
             await self.health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
         await self.server.start()
@@ -144,8 +153,8 @@ def build_pipeline(config: ServerConfig):
 
     bank = open_bank(config.bank or config.data_dir / "bank.db", cache_dir=config.data_dir)
     seed_bank(bank)
-    meta = load_model(config.meta_model, slot="meta")
-    solver = load_model(config.solver_model or config.meta_model, slot="solver")
+    meta = load_model(config.meta_model, slot="meta", api_key=config.api_key)
+    solver = load_model(config.solver_model or config.meta_model, slot="solver", api_key=config.api_key)
     for model in (meta, solver):
         if hasattr(model, "load"):
             model.load()  # the first request must not pay for loading weights

@@ -5,157 +5,269 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import logging
 import os
-import sys
 from pathlib import Path
 
-from google.protobuf.json_format import MessageToDict
-from rich.console import Console
-from rich.progress import Progress
+from jitagent.cli_common import (HIDDEN, RUNTIME, USAGE, Failure, common, output, secret_from, task_from_args,
+                                 task_options)
 
-from jitagent.client import DEFAULT_ADDRESS, JitAgentClient
-from jitagent.fleet.cli import add_bank_argument
-
-console = Console(stderr=True)
 TOKEN_ENV = "JITAGENT_AUTH_TOKEN"
-
-
-def token_from(flag: str | None, file: Path | None, what: str) -> str | None:
-    """A secret from a file or the environment, never from argv: any process that can read
-    /proc/PID/cmdline would read it there. SystemExit with one line for the old flag or a bad file."""
-    if flag is not None:
-        raise SystemExit(f"{what} puts the secret in argv, where /proc shows it to every process; "
-                         f"use {what}-file FILE or the {TOKEN_ENV} environment variable")
-    if file is None:
-        return os.environ.get(TOKEN_ENV) or None
-    try:
-        token = file.read_text().strip()
-    except OSError as exc:
-        raise SystemExit(f"{what}-file {file}: {exc.strerror}") from None
-    if not token:
-        raise SystemExit(f"{what}-file {file}: empty")
-    return token
+CLIENT_DEFAULTS = {"address": None, "token_file": None, "token": None, "timeout": None}
+USER_ERRORS = ("INVALID_ARGUMENT", "NOT_FOUND", "ALREADY_EXISTS", "FAILED_PRECONDITION")
 
 
 def cmd_serve(args) -> int:
+    # grpc's core logs to stderr on its own (a port in use, twice); the server says what matters, in its log
+    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
+    from jitagent import settings
+    from jitagent.logs import configure
     from jitagent.paths import data_dir
     from jitagent.pipeline import PipelineConfig
     from jitagent.server.app import JitAgentServer, ServerConfig, StartupError
     from jitagent.synthesis.synthesize import SynthesisConfig
 
-    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
-    config = ServerConfig(host=args.host, port=args.port, data_dir=args.data_dir or data_dir(), bank=args.bank,
-                          meta_model=args.meta_model,
-                          solver_model=args.solver_model, concurrency=args.concurrency, max_queue=args.max_queue,
-                          auth_token=token_from(args.auth_token, args.auth_token_file, "--auth-token"),
-                          tls_cert=args.tls_cert, tls_key=args.tls_key,
-                          metrics_port=args.metrics_port, grace_s=args.grace,
-                          pipeline=PipelineConfig(synthesis=SynthesisConfig(n=args.n, dry_run=not args.no_dry_run)))
+    settings.resolve(args, dict(os.environ))
+    configure(args.log_format)
+    config = ServerConfig(
+        host=args.host,
+        port=args.port,
+        data_dir=args.data_dir or data_dir(),
+        bank=args.bank,
+        meta_model=args.meta_model,
+        solver_model=args.solver_model,
+        api_key=secret_from(args.api_key, args.api_key_file, "--api-key", "JITAGENT_API_KEY"),
+        concurrency=args.concurrency,
+        max_queue=args.max_queue,
+        auth_token=secret_from(args.auth_token, args.auth_token_file, "--auth-token", TOKEN_ENV),
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
+        metrics_port=args.metrics_port,
+        grace_s=args.grace,
+        pipeline=PipelineConfig(synthesis=SynthesisConfig(n=args.n, dry_run=not args.no_dry_run)),
+    )
     try:
         asyncio.run(JitAgentServer(config).serve_forever())
     except StartupError as exc:
-        print(f"jitagent serve: {exc}", file=sys.stderr)
-        return 1
+        raise Failure(str(exc)) from None
     return 0
 
 
-def _client(args) -> JitAgentClient:
-    return JitAgentClient(args.address, token=token_from(args.token, args.token_file, "--token"))
+# --- client -------------------------------------------------------------------------------
+def _address(args) -> str:
+    from jitagent.client import DEFAULT_ADDRESS
+
+    return args.address or os.environ.get("JITAGENT_ADDRESS") or DEFAULT_ADDRESS
 
 
-def _emit(args, message) -> None:
-    value = MessageToDict(message, preserving_proto_field_name=True)
-    print(json.dumps(value, indent=None if args.json else 2))
+def _run_client(args, use) -> int:
+    """`use(client)` against the server; a call that fails is one line saying what to do."""
+    import grpc
+
+    from jitagent.client import JitAgentClient
+
+    token = secret_from(args.token, args.token_file, "--token", TOKEN_ENV)
+
+    async def go():
+        async with JitAgentClient(_address(args), token=token) as client:
+            return await use(client)
+
+    try:
+        return asyncio.run(go()) or 0
+    except grpc.aio.AioRpcError as exc:
+        raise client_failure(exc, args) from None
+
+
+def client_failure(exc, args) -> Failure:
+    code, details = exc.code().name, exc.details() or ""
+    address = _address(args)
+    if code == "UNAVAILABLE" and ("connect" in details.lower() or "unavailable" in details.lower()):
+        return Failure(
+            f"cannot reach a server at {address} ({details.splitlines()[0]}); "
+            f"start one with `jitagent serve` or pass --address HOST:PORT"
+        )
+    if code == "DEADLINE_EXCEEDED":
+        return Failure(
+            f"no answer from {address} within --timeout {args.timeout} s; the server stopped the work "
+            f"(allow more time with --timeout)"
+        )
+    if code == "UNAUTHENTICATED":
+        return Failure(f"{address} wants a bearer token: --token-file FILE or {TOKEN_ENV}")
+    from jitagent.sdk import violations_of
+
+    fields = "; ".join(f"{f}: {d}" for f, d in violations_of(exc))
+    return Failure(f"{code}: {fields or details}", USAGE if code in USER_ERRORS else RUNTIME)
+
+
+def _emit(message) -> None:
+    from google.protobuf.json_format import MessageToDict
+
+    print(json.dumps(MessageToDict(message, preserving_proto_field_name=True)), flush=True)
+
+
+def reward_text(msg) -> str:
+    """A RunResult's reward, or `unverified` when nothing checked it (absent: unknown, not 0)."""
+    return f"{msg.reward:g}" if msg.HasField("reward") else "unverified"
 
 
 def cmd_health(args) -> int:
-    async def go():
-        async with _client(args) as client:
-            return await client.health()
-    status = asyncio.run(go())
-    print(json.dumps({"status": status}) if args.json else status)
-    return 0 if status == "SERVING" else 1
+    async def use(client):
+        status = await client.health(timeout=args.timeout or 5.0)
+        print(json.dumps({"status": status}) if args.json else status)
+        return 0 if status == "SERVING" else RUNTIME
+
+    return _run_client(args, use)
 
 
 def cmd_solve(args) -> int:
-    async def go():
-        async with _client(args) as client:
-            async for event in client.solve(args.text, n=args.n, timeout=args.timeout):
-                if args.json:
-                    _emit(args, event)
-                elif event.kind == "result":
-                    run = event.result.run
-                    print(f"result: route={event.result.synthesis.route} harness={event.result.synthesis.harness.name} "
-                          f"answer={run.answer!r} reward={run.reward} verdict={run.verdict[:100]!r}")
-                else:
-                    print(f"{event.kind}{'/' + event.step_kind if event.step_kind else ''}: {event.text[:200]}")
-    asyncio.run(go())
-    return 0
+    from jitagent.v1 import jitagent_pb2 as pb
+    from jitagent.wire import enum_name
+
+    task = task_from_args(args)
+
+    async def use(client):
+        async for event in client.solve(task, n=args.n, timeout=args.timeout):
+            which = event.WhichOneof("event")
+            if args.json:
+                _emit(event)
+            elif which == "result":
+                synthesis, run = event.result.synthesis, event.result.run
+                print(
+                    f"result: run_id={event.run_id} route={enum_name(pb.Route, 'ROUTE', synthesis.route)} "
+                    f"harness={synthesis.harness.name} answer={run.answer if run.HasField('answer') else None!r} "
+                    f"reward={reward_text(run)} verdict={run.verdict[:100]!r}"
+                )
+            elif which == "step":
+                print(f"step/{enum_name(pb.StepKind, 'STEP_KIND', event.step.kind)}: {event.step.text[:200]}")
+            elif which == "chosen":
+                print(f"chosen: {event.chosen.name} ({event.chosen.harness_id})")
+            else:
+                print(f"{which}: {getattr(event, which).text[:200]}")
+
+    return _run_client(args, use)
 
 
 def cmd_synthesize(args) -> int:
-    async def go():
-        async with _client(args) as client:
-            _emit(args, await client.synthesize([args.text], n=args.n, timeout=args.timeout))
-    asyncio.run(go())
-    return 0
+    from jitagent.v1 import jitagent_pb2 as pb
+    from jitagent.wire import enum_name
+
+    task = task_from_args(args)
+
+    async def use(client):
+        reply = await client.synthesize([task], n=args.n, timeout=args.timeout)
+        if args.json:
+            _emit(reply)
+            return
+        for r in reply.results:
+            print(
+                f"run_id={r.run_id} route={enum_name(pb.Route, 'ROUTE', r.route)} harness={r.harness.name} "
+                f"({r.harness.id}) cluster={r.cluster} candidates={len(r.candidates)}"
+            )
+
+    return _run_client(args, use)
 
 
 def cmd_stream(args) -> int:
+    from rich.console import Console
+    from rich.progress import Progress
+
     from jitagent.tasks import load_suite
 
     tasks = load_suite(str(args.file))
 
-    async def go():
-        async with _client(args) as client:
-            with Progress(console=console, transient=True) as bar:
-                job = bar.add_task("tasks", total=len(tasks))
-                async for response in client.stream(tasks, n=args.n, timeout=args.timeout):
-                    _emit(args, response) if args.json else print(
-                        f"#{response.sequence} {response.task_id}: {response.result.synthesis.route} "
-                        f"{response.result.synthesis.harness.name} reward={response.result.run.reward} {response.error}")
-                    bar.advance(job)
-    asyncio.run(go())
-    return 0
+    async def use(client):
+        with Progress(console=Console(stderr=True), transient=True) as bar:
+            job = bar.add_task("tasks", total=len(tasks))
+            async for response in client.stream(tasks, n=args.n, timeout=args.timeout):
+                if args.json:
+                    _emit(response)
+                elif response.HasField("error"):
+                    print(f"#{response.sequence} {response.task_id}: failed: {response.error.message}")
+                else:
+                    result = response.result
+                    print(
+                        f"#{response.sequence} {response.task_id}: run_id={response.run_id} "
+                        f"{result.synthesis.harness.name} reward={reward_text(result.run)}"
+                    )
+                bar.advance(job)
+
+    return _run_client(args, use)
+
+
+def cmd_report(args) -> int:
+    async def use(client):
+        reply = await client.report_outcome(
+            args.run_id,
+            args.reward,
+            detail=args.detail,
+            wall_s=args.wall_s,
+            prompt_tokens=args.prompt_tokens,
+            completion_tokens=args.completion_tokens,
+            timeout=args.timeout,
+        )
+        if args.json:
+            _emit(reply)
+        else:
+            print(
+                f"{reply.cluster}: {'promoted' if reply.promoted else 'recorded'} {reply.harness_id} "
+                f"({reply.reason}); incumbent {reply.incumbent_id or 'none yet'}"
+            )
+
+    return _run_client(args, use)
+
+
+def connection() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(add_help=False, argument_default=HIDDEN)
+    p.add_argument(
+        "--address", metavar="HOST:PORT", help="the server (default: $JITAGENT_ADDRESS or 127.0.0.1:50051)"
+    )
+    p.add_argument(
+        "--token-file",
+        type=Path,
+        metavar="FILE",
+        help=f"a file holding the server's bearer token (or set {TOKEN_ENV})",
+    )
+    p.add_argument("--token", help=HIDDEN)  # refused: a secret in argv
+    p.add_argument("--timeout", type=float, metavar="S", help="seconds the call may take (default: no limit)")
+    return p
 
 
 def add_commands(sub) -> None:
-    p = sub.add_parser("serve", help="run the gRPC server")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=50051)
-    p.add_argument("--data-dir", type=Path)
-    add_bank_argument(p)
-    p.add_argument("--meta-model", default="embedded", help="embedded | model name | OpenAI-compatible URL (vllm serve)")
-    p.add_argument("--solver-model", help="default: the meta-model")
-    p.add_argument("--concurrency", type=int, default=1)
-    p.add_argument("--max-queue", type=int, default=64)
-    p.add_argument("--n", type=int, default=3, help="default candidates per task")
-    p.add_argument("--no-dry-run", action="store_true")
-    p.add_argument("--auth-token-file", type=Path,
-                   help=f"a file holding the bearer token clients must send (or set {TOKEN_ENV})")
-    p.add_argument("--auth-token", help=argparse.SUPPRESS)  # refused: a secret in argv
-    p.add_argument("--tls-cert", type=Path)
-    p.add_argument("--tls-key", type=Path)
-    p.add_argument("--metrics-port", type=int)
-    p.add_argument("--grace", type=float, default=10.0, help="seconds in-flight RPCs get on SIGTERM")
+    from jitagent import settings
+
+    p = sub.add_parser("serve", help="run the gRPC server", parents=[common()])
+    settings.add_arguments(p)
+    p.add_argument("--auth-token", default=None, help=HIDDEN)  # refused: a secret in argv
+    p.add_argument("--api-key", default=None, help=HIDDEN)  # refused: a secret in argv
     p.set_defaults(func=cmd_serve)
 
-    client = sub.add_parser("client", help="talk to a running server")
-    client.add_argument("--address", default=DEFAULT_ADDRESS)
-    client.add_argument("--token-file", type=Path,
-                        help=f"a file holding the server's bearer token (or set {TOKEN_ENV})")
-    client.add_argument("--token", help=argparse.SUPPRESS)  # refused: a secret in argv
-    client.add_argument("--json", action="store_true")
-    client.add_argument("--timeout", type=float)
-    cmds = client.add_subparsers(dest="client_command", required=True)
-    cmds.add_parser("health").set_defaults(func=cmd_health)
-    for name, func in (("solve", cmd_solve), ("synthesize", cmd_synthesize)):
-        q = cmds.add_parser(name)
-        q.add_argument("text")
-        q.add_argument("--n", type=int, default=0)
-        q.set_defaults(func=func)
-    q = cmds.add_parser("stream")
-    q.add_argument("file", type=Path, help="tasks JSONL")
-    q.add_argument("--n", type=int, default=0)
-    q.set_defaults(func=cmd_stream)
+    shared = [common(), connection(), output()]
+    client = sub.add_parser("client", help="talk to a running server", parents=shared)
+    cmds = client.add_subparsers(dest="client_command", required=True, metavar="COMMAND")
+    leaves = {}
+    for name, func, help_text, own in (
+        ("health", cmd_health, "SERVING or NOT_SERVING", []),
+        ("solve", cmd_solve, "solve one task, streaming what happens", [task_options(checks=True)]),
+        (
+            "synthesize",
+            cmd_synthesize,
+            "the harness the server would run for a task",
+            [task_options(checks=False)],
+        ),
+        ("stream", cmd_stream, "many tasks from a JSONL file, one after another", []),
+        ("report", cmd_report, "how a run went, where the server could not verify it", []),
+    ):
+        leaves[name] = cmds.add_parser(name, help=help_text, parents=shared + own)
+        leaves[name].set_defaults(func=func, defaults=CLIENT_DEFAULTS)
+    for name in ("solve", "synthesize"):
+        leaves[name].add_argument(
+            "--n", type=int, default=0, help="candidates if it synthesizes (0: the server's)"
+        )
+    leaves["stream"].add_argument("file", type=Path, help="tasks JSONL")
+    leaves["stream"].add_argument("--n", type=int, default=0)
+    report = leaves["report"]
+    report.add_argument("run_id", help="the run_id of a solve, stream or synthesize result")
+    report.add_argument("--reward", type=float, required=True, help="how it went, in [0, 1]")
+    report.add_argument("--detail", default="", help="what was checked")
+    report.add_argument("--wall-s", type=float, help="how long it ran (default: the server's measurement)")
+    report.add_argument("--prompt-tokens", type=int)
+    report.add_argument("--completion-tokens", type=int)

@@ -5,8 +5,23 @@ from __future__ import annotations
 import asyncio
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+
+
+@dataclass
+class Call:
+    code: str = "OK"
+
+
+def ended_by(exc: BaseException, context) -> str:
+    """The status of a call that raised: grpc cancels a call whose client deadline passed, and that
+    is DEADLINE_EXCEEDED, not CANCELLED."""
+    if not isinstance(exc, asyncio.CancelledError):
+        return "ERROR"
+    remaining = context.time_remaining()
+    return "DEADLINE_EXCEEDED" if remaining is not None and remaining <= 0.01 else "CANCELLED"
 
 
 class Metrics:
@@ -25,17 +40,18 @@ class Metrics:
 
     @contextmanager
     def track(self, method: str, context):
+        """Count and time one call; the yielded record's `code` is its status name once it ends."""
         start = time.perf_counter()
-        failed = None
+        call = Call()
         try:
-            yield
+            yield call
         except BaseException as exc:
-            failed = "CANCELLED" if isinstance(exc, asyncio.CancelledError) else "ERROR"
+            call.code = ended_by(exc, context)
             raise
         finally:
             code = context.code()  # set by context.abort / set_code; None means OK unless we raised
-            name = code.name if code is not None else (failed or "OK")
-            self.requests.labels(method, name).inc()
+            call.code = code.name if code is not None else call.code
+            self.requests.labels(method, call.code).inc()
             self.latency.labels(method).observe(time.perf_counter() - start)
 
     def record_result(self, result) -> None:

@@ -5,23 +5,57 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import math
 import time
-from contextlib import asynccontextmanager
+import uuid
+from contextlib import asynccontextmanager, contextmanager
 
 import grpc
+from google.protobuf import any_pb2
+from google.rpc import error_details_pb2, status_pb2
+from grpc_status import rpc_status
 
-from harness_bank import Outcome
 from harness_bank.bank import BankError
+from jitagent.feedback import FeedbackError, Report, report_harness, report_run
+from jitagent.logs import bind
 from jitagent.models.base import CancelToken, Cancelled, ModelError
 from jitagent.pipeline import JitPipeline
-from jitagent.server.convert import (RequestError, check_n, harness_to_proto, solve_result_to_proto,
-                                     synthesis_to_proto, task_from_proto)
+from jitagent.server.convert import (check_n, event_to_proto, harness_to_proto, solve_result_to_proto,
+                                     synthesis_to_proto)
 from jitagent.server.metrics import Metrics
 from jitagent.v1 import jitagent_pb2 as pb
 from jitagent.v1 import jitagent_pb2_grpc as pb_grpc
+from jitagent.wire import RequestError, enum_name, task_from_proto
 
 log = logging.getLogger("jitagent.server")
+
+
+ENDINGS = {"DEADLINE_EXCEEDED": "the client's deadline passed; its work was stopped",
+           "CANCELLED": "the client cancelled the call; its work was stopped"}
+FEEDBACK_CODES = {"invalid": grpc.StatusCode.INVALID_ARGUMENT, "not_found": grpc.StatusCode.NOT_FOUND,
+                  "already_reported": grpc.StatusCode.ALREADY_EXISTS}
+
+
+def status_of(
+    code: grpc.StatusCode, message: str, violations: list[tuple[str, str]] = ()
+) -> status_pb2.Status:
+    """A google.rpc.Status; bad fields travel as google.rpc.BadRequest field violations."""
+    status = status_pb2.Status(code=code.value[0], message=message)
+    if violations:
+        detail = any_pb2.Any()
+        detail.Pack(
+            error_details_pb2.BadRequest(
+                field_violations=[
+                    error_details_pb2.BadRequest.FieldViolation(field=field, description=description)
+                    for field, description in violations
+                ]
+            )
+        )
+        status.details.append(detail)
+    return status
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex
 
 
 class TaskFailed(Exception):
@@ -42,6 +76,28 @@ class JitAgentService(pb_grpc.JitAgentServicer):
         self.waiting = 0
 
     # --- plumbing --------------------------------------------------------------------------
+    @contextmanager
+    def _rpc(self, method: str, context):
+        """Counted and timed; a call that does not end OK is logged with its status."""
+        call = None
+        try:
+            with self.metrics.track(method, context) as call:
+                yield
+        finally:
+            if call is not None and call.code != "OK":
+                error = context.details() or ENDINGS.get(call.code, "")
+                log.warning(
+                    json.dumps(
+                        {"event": "rpc_failed", "method": method, "code": call.code, "error": error[:500]}
+                    )
+                )
+
+    @staticmethod
+    async def _invalid(context, exc: RequestError):
+        await context.abort_with_status(
+            rpc_status.to_status(status_of(grpc.StatusCode.INVALID_ARGUMENT, str(exc), exc.violations))
+        )
+
     async def _ready(self, context) -> JitPipeline:
         if self.load_error is not None:
             await context.abort(grpc.StatusCode.UNAVAILABLE, f"the server could not start: {self.load_error}")
@@ -75,13 +131,14 @@ class JitAgentService(pb_grpc.JitAgentServicer):
         remaining = context.time_remaining()
         return None if remaining is None else time.monotonic() + remaining
 
-    async def _events(self, context, task, *, execute: bool, n: int):
+    async def _events(self, context, task, run_id: str, *, execute: bool, n: int):
         """Pipeline events for one task; a cancelled RPC cancels the model and tool work it started."""
+        bind(task_id=task.id, run_id=run_id)
         cancel = CancelToken(self._deadline(context))
         pipeline = await self._ready(context)
         try:
             async with self._slot(context):
-                async for event in pipeline.stream(task, execute=execute, n=n, cancel=cancel):
+                async for event in pipeline.stream(task, execute=execute, n=n, cancel=cancel, run_id=run_id):
                     if event.kind == "result":
                         result = event.data["result"]
                         self.metrics.record_result(result)
@@ -97,23 +154,20 @@ class JitAgentService(pb_grpc.JitAgentServicer):
         except ModelError as exc:
             raise TaskFailed(grpc.StatusCode.UNAVAILABLE, f"model back-end failed: {exc}") from None
 
-    async def _bad_request(self, context, exc: Exception):
-        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-
     # --- RPCs ------------------------------------------------------------------------------
     async def Synthesize(self, request, context):
-        with self.metrics.track("Synthesize", context):
+        with self._rpc("Synthesize", context):
             try:
                 n = check_n(request.n)
                 if not request.tasks:
-                    raise RequestError("tasks: at least one task is required")
+                    raise RequestError("tasks", "at least one task is required")
                 tasks = [task_from_proto(t, f"tasks[{i}]") for i, t in enumerate(request.tasks)]
             except RequestError as exc:
-                await self._bad_request(context, exc)
+                await self._invalid(context, exc)
             response = pb.SynthesizeResponse()
             try:
                 for task in tasks:
-                    async for event in self._events(context, task, execute=False, n=n):
+                    async for event in self._events(context, task, new_run_id(), execute=False, n=n):
                         if event.kind == "result":
                             response.results.append(synthesis_to_proto(event.data["result"]))
             except TaskFailed as exc:
@@ -121,81 +175,106 @@ class JitAgentService(pb_grpc.JitAgentServicer):
             return response
 
     async def Solve(self, request, context):
-        with self.metrics.track("Solve", context):
+        with self._rpc("Solve", context):
             try:
                 n = check_n(request.n)
                 task = task_from_proto(request.task)
             except RequestError as exc:
-                await self._bad_request(context, exc)
+                await self._invalid(context, exc)
+            run_id = new_run_id()
             try:
-                async for event in self._events(context, task, execute=True, n=n):
-                    yield _event_to_proto(event)
+                async for event in self._events(context, task, run_id, execute=True, n=n):
+                    yield event_to_proto(event, run_id)
             except TaskFailed as exc:
                 await context.abort(exc.code, str(exc))
 
     async def StreamTasks(self, request_iterator, context):
         """Tasks are taken one at a time: the next request is read only when the previous task is
         done and the bank has learned from it, so a fast producer is held back by flow control."""
-        with self.metrics.track("StreamTasks", context):
+        with self._rpc("StreamTasks", context):
             sequence = 0
             async for request in request_iterator:
                 try:
                     n = check_n(request.n)
                     task = task_from_proto(request.task, f"task #{sequence}")
                 except RequestError as exc:
-                    yield pb.StreamTasksResponse(sequence=sequence, task_id=request.task.id, error=f"INVALID_ARGUMENT: {exc}")
+                    yield pb.StreamTasksResponse(
+                        sequence=sequence,
+                        task_id=request.task.id,
+                        error=status_of(grpc.StatusCode.INVALID_ARGUMENT, str(exc), exc.violations),
+                    )
                     sequence += 1
                     continue
-                result = None
+                result, run_id = None, new_run_id()
                 try:
-                    async for event in self._events(context, task, execute=True, n=n):
+                    async for event in self._events(context, task, run_id, execute=True, n=n):
                         if event.kind == "result":
                             result = event.data["result"]
                 except TaskFailed as exc:  # one failed task does not end the stream
-                    yield pb.StreamTasksResponse(sequence=sequence, task_id=task.id, error=f"{exc.code.name}: {exc}")
+                    yield pb.StreamTasksResponse(
+                        sequence=sequence, task_id=task.id, run_id=run_id, error=status_of(exc.code, str(exc))
+                    )
                 else:
-                    yield pb.StreamTasksResponse(sequence=sequence, task_id=task.id, result=solve_result_to_proto(result),
-                                                 error=(result.run.error or "") if result.run else "")
+                    yield pb.StreamTasksResponse(
+                        sequence=sequence,
+                        task_id=task.id,
+                        run_id=run_id,
+                        result=solve_result_to_proto(result),
+                    )
                 sequence += 1
 
     async def ReportOutcome(self, request, context):
-        with self.metrics.track("ReportOutcome", context):
+        """By run_id: an outcome of that run. Free-form: of harness_id, run elsewhere on task_text."""
+        with self._rpc("ReportOutcome", context):
             pipeline = await self._ready(context)
-            problems = []
-            if not request.harness_id:
-                problems.append("harness_id: required")
-            if not request.task_text.strip():
-                problems.append("task_text: must not be empty")
-            if not 0.0 <= request.reward <= 1.0:  # NaN fails this too
-                problems.append(f"reward: must be in [0, 1], got {request.reward}")
-            if not (math.isfinite(request.wall_s) and request.wall_s >= 0):
-                problems.append(f"wall_s: must be a finite number >= 0, got {request.wall_s}")
-            for name in ("prompt_tokens", "completion_tokens"):
-                if request.HasField(name) and getattr(request, name) < 0:
-                    problems.append(f"{name}: must not be negative")
-            if problems:
-                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "; ".join(problems))
-            outcome = Outcome(
-                harness_id=request.harness_id, task_id=request.task_id or "external", task_text=request.task_text,
-                reward=request.reward,
-                prompt_tokens=request.prompt_tokens if request.HasField("prompt_tokens") else None,
-                completion_tokens=request.completion_tokens if request.HasField("completion_tokens") else None,
-                wall_s=request.wall_s, verdict=request.verdict, task_type=request.task_type or None,
-                tags=tuple(request.tags), source="feedback")
-            bank = pipeline.bank
+            if not request.HasField("reward"):
+                await self._invalid(context, RequestError("reward", "required: a number in [0, 1]"))
+            optional = {
+                name: getattr(request, name) if request.HasField(name) else None
+                for name in ("prompt_tokens", "completion_tokens", "wall_s")
+            }
+            report = Report(request.reward, request.detail, **optional)
+            bind(run_id=request.run_id)
             try:
-                await asyncio.to_thread(bank.get, request.harness_id)
-            except BankError as exc:
-                await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
-            cluster = await asyncio.to_thread(bank.cluster_for, outcome.task_text, outcome.task_type, outcome.tags)
-            outcome.cluster = cluster
-            decision = await asyncio.to_thread(bank.record_outcome, outcome)
-            incumbent = await asyncio.to_thread(bank.incumbent, cluster)
-            return pb.ReportOutcomeResponse(cluster=cluster, promoted=decision.promote, reason=decision.reason,
-                                            incumbent_id=incumbent["harness_id"] if incumbent else "")
+                if request.run_id:
+                    done = await asyncio.to_thread(report_run, pipeline.bank, request.run_id, report)
+                else:
+                    done = await asyncio.to_thread(
+                        report_harness,
+                        pipeline.bank,
+                        request.harness_id,
+                        request.task_text,
+                        report,
+                        task_id=request.task_id,
+                        task_type=request.task_type or None,
+                        tags=tuple(request.tags),
+                    )
+            except FeedbackError as exc:
+                violations = [(exc.field, exc.description)] if exc.kind == "invalid" else []
+                await context.abort_with_status(
+                    rpc_status.to_status(status_of(FEEDBACK_CODES[exc.kind], str(exc), violations))
+                )
+            log.info(
+                json.dumps(
+                    {
+                        "event": "report",
+                        "harness_id": done.harness_id,
+                        "cluster": done.cluster,
+                        "reward": request.reward,
+                        "promoted": done.decision.promote,
+                    }
+                )
+            )
+            return pb.ReportOutcomeResponse(
+                cluster=done.cluster,
+                harness_id=done.harness_id,
+                promoted=done.decision.promote,
+                reason=done.decision.reason,
+                incumbent_id=done.incumbent_id or "",
+            )
 
     async def GetHarness(self, request, context):
-        with self.metrics.track("GetHarness", context):
+        with self._rpc("GetHarness", context):
             bank = (await self._ready(context)).bank
             if not request.id:
                 await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "id: required")
@@ -205,15 +284,18 @@ class JitAgentService(pb_grpc.JitAgentServicer):
                 await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
 
     async def ListHarnesses(self, request, context):
-        with self.metrics.track("ListHarnesses", context):
+        with self._rpc("ListHarnesses", context):
             bank = (await self._ready(context)).bank
             if request.limit < 0 or request.offset < 0 or request.limit > 1000:
-                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "limit: 0-1000 (0: 100); offset: >= 0")
-            rows = await asyncio.to_thread(bank.list_harnesses, request.origin or None, request.limit or 100, request.offset)
+                await self._invalid(context, RequestError("limit", "0-1000 (0: 100)", ("offset", ">= 0")))
+            if request.origin not in pb.Origin.values():
+                await self._invalid(context, RequestError("origin", f"unknown value {request.origin}"))
+            origin = enum_name(pb.Origin, "ORIGIN", request.origin) if request.origin else None
+            rows = await asyncio.to_thread(bank.list_harnesses, origin, request.limit or 100, request.offset)
             return pb.ListHarnessesResponse(harnesses=[harness_to_proto(h) for h in rows])
 
     async def Lineage(self, request, context):
-        with self.metrics.track("Lineage", context):
+        with self._rpc("Lineage", context):
             bank = (await self._ready(context)).bank
             try:
                 chain = await asyncio.to_thread(bank.lineage, request.id)
@@ -222,7 +304,7 @@ class JitAgentService(pb_grpc.JitAgentServicer):
             return pb.LineageResponse(chain=[harness_to_proto(h) for h in chain])
 
     async def Rollback(self, request, context):
-        with self.metrics.track("Rollback", context):
+        with self._rpc("Rollback", context):
             bank = (await self._ready(context)).bank
             if not request.cluster:
                 await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "cluster: required")
@@ -230,25 +312,29 @@ class JitAgentService(pb_grpc.JitAgentServicer):
                 done = await asyncio.to_thread(bank.rollback, request.cluster)
             except BankError as exc:
                 await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
-            return pb.RollbackResponse(cluster=done["cluster"], restored=done["restored"], replaced=done["replaced"])
-
-
-def _event_to_proto(event) -> pb.SolveEvent:
-    msg = pb.SolveEvent(kind=event.kind, text=event.text[:20000])
-    if event.step is not None:
-        msg.step_kind, msg.tool, msg.ok = event.step.kind, event.step.tool or "", event.step.ok
-    elif "ok" in event.data:
-        msg.ok = bool(event.data["ok"])
-    if event.kind == "result":
-        msg.result.CopyFrom(solve_result_to_proto(event.data["result"]))
-    return msg
+            return pb.RollbackResponse(
+                cluster=done["cluster"], restored=done["restored"], replaced=done["replaced"]
+            )
 
 
 def _log_task(result) -> None:
     run = result.run
-    log.info(json.dumps({
-        "event": "task", "task_id": result.task_id, "route": result.route, "harness_id": result.harness.id,
-        "cluster": result.cluster, "reward": run.reward if run else None, "passed": run.passed if run else None,
-        "synthesis_tokens": result.synthesis_cost.synthesis.tokens, "repair_tokens": result.synthesis_cost.repair.tokens,
-        "execution_tokens": run.cost.tokens if run else None, "wall_s": round(result.wall_s, 3),
-        "error": run.error if run else None}))
+    log.info(
+        json.dumps(
+            {
+                "event": "task",
+                "task_id": result.task_id,
+                "run_id": result.run_id,
+                "route": result.route,
+                "harness_id": result.harness.id,
+                "cluster": result.cluster,
+                "reward": run.reward if run else None,
+                "passed": run.passed if run else None,
+                "synthesis_tokens": result.synthesis_cost.synthesis.tokens,
+                "repair_tokens": result.synthesis_cost.repair.tokens,
+                "execution_tokens": run.cost.tokens if run else None,
+                "wall_s": round(result.wall_s, 3),
+                "error": run.error if run else None,
+            }
+        )
+    )

@@ -3,98 +3,139 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
-from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
 
-from jitagent.paths import default_bank_path
+from jitagent.cli_common import (api_key, bank, bank_location, common, models, output, table, task_from_args,
+                                 task_options)
 
 console = Console()
+report = Console(stderr=True)  # what a person reads; stdout stays for what is piped
 
 
 def build_pipeline(args, learn: bool):
-    from harness_bank import HarnessBank
+    from harness_bank.router import RouterConfig
     from jitagent.catalog import seed_bank
     from jitagent.models import load_model
-    from harness_bank.router import RouterConfig
+    from jitagent.paths import open_bank
     from jitagent.pipeline import JitPipeline, PipelineConfig
     from jitagent.synthesis.synthesize import SynthesisConfig
 
-    bank = HarnessBank(args.bank)
-    seed_bank(bank)
-    meta = load_model(args.model, slot="meta")
-    solver = load_model(args.solver_model or args.model, slot="solver")
+    key = api_key(args)
+    meta = load_model(args.meta_model, slot="meta", api_key=key)
+    solver = load_model(args.solver_model or args.meta_model, slot="solver", api_key=key)
+    store = open_bank(bank_location(args), cache_dir=args.data_dir)
+    seed_bank(store)
     config = PipelineConfig(router=RouterConfig(references=args.k), learn=learn, synthesis=SynthesisConfig(
         n=args.n, selection=args.selection, dry_run=not args.no_dry_run, reference_mode=args.references))
-    return JitPipeline(bank, meta, solver, config)
+    return JitPipeline(store, meta, solver, config)
 
 
-def task_from_args(args):
-    from jitagent.tasks import Task
-
-    return Task(id="cli-" + hashlib.sha256(args.text.encode()).hexdigest()[:8], prompt=args.text, type=args.type)
-
-
-def print_result(result, show_run: bool) -> None:
+def print_result(result, out: Console) -> None:
     data = result.to_dict()
-    console.print(f"[bold]route[/bold]: {data['route']}   [bold]harness[/bold]: {data['harness_name']} ({data['harness_id']})"
-                  f"   cluster: {data['cluster']}")
+    out.print(f"[bold]route[/bold]: {data['route']}   [bold]harness[/bold]: {data['harness_name']} "
+              f"({data['harness_id']})   cluster: {data['cluster']}", soft_wrap=True)
     if data["reason"]:
-        console.print(f"selection: {data['reason']}")
+        out.print(f"selection: {data['reason']}", soft_wrap=True)
     if data["candidates"]:
-        table = Table("cand", "valid", "origin", "harness", "repairs", "first error", "last error", "dry run", "score")
+        rows = table(
+            "cand", "valid", "origin", "harness", "repairs", "first error", "last error", "dry run", "score"
+        )
         for c in data["candidates"]:
             first, last = c["rounds"][0]["error"], c["rounds"][-1]["error"]
-            table.add_row(str(c["index"]), "yes" if c["valid"] else "no", c["origin"], c["harness_id"] or "-",
-                          str(len(c["rounds"]) - 1), first[:50] or "-", (last[:50] or "-") if len(c["rounds"]) > 1 else "-",
-                          c["dry_run"] or "-", "-" if c["score"] is None else f"{c['score']:.2f}")
-        console.print(table)
-    cost = data["cost"]
-    parts = [f"{k}: {v['tokens'] if v['tokens'] is not None else 'unknown'} tok / {v['wall_s']:.1f}s"
-             for k, v in cost.items() if v is not None]
-    console.print("cost — " + ", ".join(parts))
-    if show_run and data["result"]:
+            rows.add_row(
+                str(c["index"]),
+                "yes" if c["valid"] else "no",
+                c["origin"],
+                c["harness_id"] or "-",
+                str(len(c["rounds"]) - 1),
+                first[:50] or "-",
+                (last[:50] or "-") if len(c["rounds"]) > 1 else "-",
+                c["dry_run"] or "-",
+                "-" if c["score"] is None else f"{c['score']:.2f}",
+            )
+        out.print(rows)
+    parts = [
+        f"{k}: {v['tokens'] if v['tokens'] is not None else 'unknown'} tok / {v['wall_s']:.1f}s"
+        for k, v in data["cost"].items()
+        if v is not None
+    ]
+    out.print("cost — " + ", ".join(parts), soft_wrap=True)
+    if data["result"]:
         r = data["result"]
-        console.print(f"answer: {r['answer']!r}   verdict: {r['verdict'][:120]}")
-    console.print(result.harness.to_yaml() if not show_run else "")
+        reward = "unverified" if r["reward"] is None else f"{r['reward']:g}"
+        out.print(
+            f"answer: {r['answer']!r}   reward: {reward}   verdict: {r['verdict'][:120]}", soft_wrap=True
+        )
 
 
 def cmd_synthesize(args) -> int:
+    """The spec goes to stdout as plain YAML (a pipe gets a file `jitagent validate` accepts), or to
+    --out FILE; --json prints the whole result instead; the report goes to stderr."""
     pipeline = build_pipeline(args, learn=False)
-    result = asyncio.run(pipeline.solve(task_from_args(args), execute=False))
-    print_result(result, show_run=False)
+    try:
+        result = asyncio.run(pipeline.solve(task_from_args(args), execute=False))
+    finally:
+        pipeline.bank.close()
+    print_result(result, report)
+    spec = result.harness.model_dump(mode="json")
+    if args.out:
+        args.out.write_text(
+            json.dumps(spec, indent=2) if args.out.suffix == ".json" else result.harness.to_yaml()
+        )
     if args.json:
-        Path(args.json).write_text(json.dumps(result.to_dict() | {"spec": result.harness.model_dump(mode="json")}, indent=2, default=str))
-    pipeline.bank.close()
+        print(json.dumps(result.to_dict() | {"spec": spec}, indent=2, default=str))
+    elif not args.out:
+        print(result.harness.to_yaml(), end="")
     return 0
 
 
 def cmd_solve(args) -> int:
     pipeline = build_pipeline(args, learn=True)
-    result = asyncio.run(pipeline.solve(task_from_args(args)))
-    print_result(result, show_run=True)
+    try:
+        result = asyncio.run(pipeline.solve(task_from_args(args)))
+    finally:
+        pipeline.bank.close()
+    text = json.dumps(result.to_dict(), indent=2, default=str)
+    if args.out:
+        args.out.write_text(text)
     if args.json:
-        Path(args.json).write_text(json.dumps(result.to_dict(), indent=2, default=str))
-    pipeline.bank.close()
+        print(text)
+    else:
+        print_result(result, console)
     return 0
 
 
 def add_commands(sub) -> None:
-    for name, func, help_text in (("synthesize", cmd_synthesize, "write, repair and select a harness for a task"),
-                                  ("solve", cmd_solve, "synthesize a harness and execute it")):
-        p = sub.add_parser(name, help=help_text)
-        p.add_argument("text", help="the task text")
+    for name, func, help_text, out_help in (
+        (
+            "synthesize",
+            cmd_synthesize,
+            "write, repair and select a harness for a task (stdout: its spec)",
+            "write the spec here (.json: as JSON, else YAML)",
+        ),
+        (
+            "solve",
+            cmd_solve,
+            "route a task to a harness (synthesizing if need be) and run it",
+            "write the result as JSON here",
+        ),
+    ):
+        p = sub.add_parser(
+            name,
+            help=help_text,
+            parents=[
+                common(),
+                task_options(checks=name == "solve"),
+                output(out_help),
+                models(old_model="meta_model"),
+                bank(),
+            ],
+        )
         p.add_argument("--n", type=int, default=3, help="candidates")
-        p.add_argument("-k", type=int, default=3, help="references retrieved")
-        p.add_argument("--model", default="embedded", help="meta-model: embedded | model name | URL")
-        p.add_argument("--solver-model", help="solver (default: the meta-model)")
-        p.add_argument("--type", help="task type (decides the cluster)")
+        p.add_argument("-k", type=int, default=3, help="references offered as arms")
         p.add_argument("--selection", choices=["score", "judge"], default="score")
         p.add_argument("--references", choices=["descriptions", "full"], default="descriptions")
         p.add_argument("--no-dry-run", action="store_true")
-        p.add_argument("--bank", default=default_bank_path())
-        p.add_argument("--json", metavar="OUT")
         p.set_defaults(func=func)

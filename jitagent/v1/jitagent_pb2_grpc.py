@@ -80,29 +80,31 @@ class JitAgentServicer:
     """Missing associated documentation comment in .proto file."""
 
     def Synthesize(self, request, context):
-        """Chosen harness + every candidate with its validation and repair history, route, cost.
-        Static batch mode: one request may carry many tasks, each getting N candidates.
+        """For each task: the route and harness the server would run, every synthesized candidate with its
+        validation and repair history, and the cost. Nothing is executed; an outcome of running the harness
+        elsewhere can be reported under the result's run_id. Many tasks per request, N candidates each.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def Solve(self, request, context):
-        """Synthesize and execute one task; events are streamed as they happen.
+        """Route, synthesize where the router explores, execute and verify one task; events stream as they happen.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def StreamTasks(self, request_iterator, context):
-        """Streaming JIT: the bank learns from each finished task before later tasks are synthesized.
+        """Many tasks, one at a time: the bank learns from each before the next is read (flow control holds
+        a fast producer back). A task that fails gets an error response; the stream goes on.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ReportOutcome(self, request, context):
-        """An agent that executed a harness itself reports how it went; the bank learns from it.
+        """Feedback, one outcome like any other: on a run (run_id), or on a harness run elsewhere (free-form).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -127,7 +129,8 @@ class JitAgentServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Rollback(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Restore the incumbent that a cluster's latest promotion replaced.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')

@@ -32,8 +32,8 @@ def test_synthesize_batch_of_tasks_with_n_candidates(make_config):
             reply = await client.synthesize(["Reverse the string 'abc'.", "What is 12 * 13?"], n=2)
             assert len(reply.results) == 2
             for result in reply.results:
-                assert result.route == "synthesized" and len(result.candidates) == 2
-                assert result.harness.id and result.references and result.cost.synthesis.HasField("completion_tokens")
+                assert result.route == pb.ROUTE_SYNTHESIZED and len(result.candidates) == 2 and result.run_id
+                assert result.harness.id and result.arms and result.cost.synthesis.HasField("completion_tokens")
                 assert all(c.rounds for c in result.candidates)
     asyncio.run(main())
 
@@ -48,7 +48,8 @@ def test_bad_requests_get_status_codes_and_the_server_keeps_serving(make_config)
                 (client.get_harness("deadbeef"), grpc.StatusCode.NOT_FOUND, "unknown harness id"),
                 (client.lineage("deadbeef"), grpc.StatusCode.NOT_FOUND, "unknown harness id"),
                 (client.rollback("no-such-cluster"), grpc.StatusCode.FAILED_PRECONDITION, "no incumbent"),
-                (client.report_outcome(SEEDS["direct"].id, "task", 3.0), grpc.StatusCode.INVALID_ARGUMENT, "reward"),
+                (client.report_outcome("some-run", 3.0), grpc.StatusCode.INVALID_ARGUMENT, "reward"),
+                (client.report_outcome("no-such-run", 1.0), grpc.StatusCode.NOT_FOUND, "no run"),
                 (client.synthesize(["x" * (5 << 20)]), grpc.StatusCode.RESOURCE_EXHAUSTED, ""),
             ]
             for call, status, fragment in cases:
@@ -68,12 +69,12 @@ def test_bank_reads_and_report_outcome_changing_an_incumbent(make_config):
             direct, pot = SEEDS["direct"].id, SEEDS["program_of_thought"].id
             assert (await client.get_harness(pot)).name == "program_of_thought"
             text = "How many apples are left after eating 3 of 17?"
-            first = [await client.report_outcome(direct, text, reward, task_type="fruit", prompt_tokens=10,
-                                                 completion_tokens=5) for reward in (0.0, 0.0, 1.0, 0.0)]
+            first = [await client.report_harness_outcome(direct, text, reward, task_type="fruit", prompt_tokens=10,
+                                                         completion_tokens=5, wall_s=1.0) for reward in (0.0, 0.0, 1.0, 0.0)]
             assert first[0].incumbent_id == "" and first[0].cluster == "type:fruit"  # one report does not promote
             assert first[-1].incumbent_id == direct
-            replies = [await client.report_outcome(pot, text, 1.0, task_type="fruit", prompt_tokens=10, completion_tokens=5)
-                       for _ in range(6)]
+            replies = [await client.report_harness_outcome(pot, text, 1.0, task_type="fruit", prompt_tokens=10,
+                                                           completion_tokens=5, wall_s=1.0) for _ in range(6)]
             assert any(r.promoted for r in replies) and replies[-1].incumbent_id == pot
             rolled = await client.rollback("type:fruit")
             assert rolled.restored == direct and rolled.replaced == pot
@@ -222,6 +223,8 @@ def test_a_dead_model_back_end_is_unavailable_not_a_crash(make_config):
                 await client.synthesize(["What is 2 + 2?"])
             assert err.value.code() == grpc.StatusCode.UNAVAILABLE and "model back-end failed" in err.value.details()
             responses = [r async for r in client.stream([Task(id="a", prompt="x"), Task(id="b", prompt="y")])]
-            assert [r.sequence for r in responses] == [0, 1] and all("UNAVAILABLE" in r.error for r in responses)
+            assert [r.sequence for r in responses] == [0, 1]
+            assert all(r.error.code == grpc.StatusCode.UNAVAILABLE.value[0] for r in responses)
+            assert "cannot reach the model server" in responses[0].error.message
             assert await client.health() == "SERVING"
     asyncio.run(main())

@@ -21,7 +21,8 @@ def our_workspaces() -> set:
 
 
 def outcome(**fields) -> pb.ReportOutcomeRequest:
-    return pb.ReportOutcomeRequest(**{"harness_id": DIRECT, "task_text": "What is 2 + 2?", "reward": 1.0, **fields})
+    return pb.ReportOutcomeRequest(**{"harness_id": DIRECT, "task_text": "What is 2 + 2?", "reward": 1.0,
+                                      "wall_s": 1.0, **fields})
 
 
 def test_bad_requests_name_the_field_and_leave_no_workspace_or_outcome(make_config):
@@ -32,12 +33,14 @@ def test_bad_requests_name_the_field_and_leave_no_workspace_or_outcome(make_conf
             solve = [(pb.SolveRequest(task=pb.Task(prompt="p", files={name: "x"})), "task: files")
                      for name in BAD_NAMES]
             solve += [
-                (pb.SolveRequest(task=pb.Task(prompt="p", verifier=pb.Verifier(kind="numeric", expected="1",
-                                                                             tolerance=float("nan")))), "tolerance"),
-                (pb.SolveRequest(task=pb.Task(prompt="p", verifier=pb.Verifier(kind="regex", pattern="("))),
-                 "task.verifier.pattern: does not compile"),
-                (pb.SolveRequest(task=pb.Task(prompt="p", verifier=pb.Verifier(kind="regex", pattern="a" * 10_000))),
+                (pb.SolveRequest(task=pb.Task(prompt="p", verifier=pb.Verifier(numeric=pb.NumericAnswer(
+                    expected=1, tolerance=float("nan"))))), "tolerance"),
+                (pb.SolveRequest(task=pb.Task(prompt="p", verifier=pb.Verifier(regex=pb.RegexMatch(pattern="(")))),
+                 "task.verifier.regex.pattern: does not compile"),
+                (pb.SolveRequest(task=pb.Task(prompt="p", verifier=pb.Verifier(regex=pb.RegexMatch(pattern="a" * 10_000)))),
                  "pattern"),
+                (pb.SolveRequest(task=pb.Task(prompt="p", verifier=pb.Verifier(reasoning_gym=pb.ReasoningGymEntry(
+                    dataset="chain_sum", seed=1, size=2, index=5)))), "index must be in [0, size=2)"),
             ]
             for request, fragment in solve:
                 with pytest.raises(grpc.aio.AioRpcError) as err:
@@ -48,14 +51,17 @@ def test_bad_requests_name_the_field_and_leave_no_workspace_or_outcome(make_conf
                                                                          pb.Task(prompt="q", files={"..": ""})]))
             assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "tasks[1]: files" in err.value.details()
             reports = [(outcome(wall_s=float("nan")), "wall_s"), (outcome(wall_s=float("inf")), "wall_s"),
-                       (outcome(reward=float("nan")), "reward"), (outcome(prompt_tokens=-5), "prompt_tokens")]
+                       (outcome(reward=float("nan")), "reward"), (outcome(prompt_tokens=-5), "prompt_tokens"),
+                       (pb.ReportOutcomeRequest(harness_id=DIRECT, task_text="t", wall_s=1.0), "reward: required"),
+                       (outcome(wall_s=None), "wall_s: required")]
             for request, fragment in reports:
                 with pytest.raises(grpc.aio.AioRpcError) as err:
                     await client.stub.ReportOutcome(request)
                 assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT and fragment in err.value.details()
             streamed = [r async for r in client.stub.StreamTasks(iter(
                 [pb.StreamTasksRequest(task=pb.Task(prompt="p", files={"/abs": "x"}))]))]
-            assert streamed[0].error.startswith("INVALID_ARGUMENT: task #0: files")
+            assert streamed[0].error.code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
+            assert streamed[0].error.message.startswith("task #0: files")
             assert our_workspaces() == before and server.service.pipeline.bank.stats() == stored
             assert await client.health() == "SERVING"
     asyncio.run(main())

@@ -1,0 +1,201 @@
+"""What every `jitagent` command shares: options (argparse parent parsers, so each is spelled the same
+everywhere and accepted after the subcommand), one-line errors with the right exit status, tables
+that never cut an id.
+
+Shared options default to "not given" (argparse.SUPPRESS) in every parser that carries them, so a
+group's spelling (`client --address A solve`) and the leaf's (`client solve --address A`) both work
+and neither overwrites the other; `fill_defaults` supplies the rest after parsing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.table import Table
+
+USAGE, RUNTIME = 2, 1  # exit statuses: the command line was wrong / the work failed
+HIDDEN = argparse.SUPPRESS
+
+DEFAULTS = {
+    "debug": False,
+    "json": False,
+    "out": None,
+    "meta_model": "embedded",
+    "solver_model": None,
+    "data_dir": None,
+    "bank": None,
+    "api_key_file": None,
+    "api_key": None,
+    "type": None,
+    "expect": None,
+    "verifier": None,
+}
+
+
+class Parser(argparse.ArgumentParser):
+    """A parser whose usage errors are one line, not the usage block."""
+
+    def error(self, message: str):
+        self.exit(USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+class Failure(Exception):
+    """A failure already worded for the user; `status` is the exit status."""
+
+    def __init__(self, message: str, status: int = RUNTIME):
+        super().__init__(message)
+        self.status = status
+
+
+def _parent() -> argparse.ArgumentParser:
+    return argparse.ArgumentParser(add_help=False, argument_default=HIDDEN)
+
+
+def common() -> argparse.ArgumentParser:
+    p = _parent()
+    p.add_argument("--debug", action="store_true", help="show the traceback of a failure")
+    return p
+
+
+def output(file_help: str | None = None) -> argparse.ArgumentParser:
+    p = _parent()
+    p.add_argument("--json", action="store_true", help="print JSON to stdout")
+    if file_help:
+        p.add_argument("--out", type=Path, metavar="FILE", help=file_help)
+    return p
+
+
+def models(
+    *, meta: bool = True, solver: bool = True, old_model: str | None = None
+) -> argparse.ArgumentParser:
+    """`--meta-model` / `--solver-model`; `old_model`: the dest the old `--model` spelling meant here."""
+    p = _parent()
+    if meta:
+        p.add_argument(
+            "--meta-model",
+            help="writes harnesses: embedded | qwen2.5-coder-0.5b | smollm2-135m | "
+            "http(s)://HOST:PORT[#model] (OpenAI-compatible) (default: embedded)",
+        )
+    if solver:
+        p.add_argument(
+            "--solver-model",
+            help="runs them, same choices (default: the meta-model" + (")" if meta else ", embedded)"),
+        )
+    if old_model:
+        p.add_argument("--model", dest=old_model, help=HIDDEN)
+    p.add_argument(
+        "--api-key-file",
+        type=Path,
+        metavar="FILE",
+        help="a file holding the API key of an OpenAI-compatible endpoint (or set JITAGENT_API_KEY)",
+    )
+    p.add_argument("--api-key", help=HIDDEN)  # refused: a secret in argv
+    return p
+
+
+def bank(*, old_path: bool = False) -> argparse.ArgumentParser:
+    """`--data-dir` (the embedded bank is DATA_DIR/bank.db) and `--bank` (a file or a shared database)."""
+    from jitagent.fleet.cli import add_bank_argument
+
+    p = _parent()
+    p.add_argument(
+        "--data-dir",
+        type=Path,
+        metavar="DIR",
+        help="the bank's folder: DIR/bank.db (default: $JITAGENT_DATA or ~/.jitagent)",
+    )
+    add_bank_argument(p)
+    if old_path:
+        p.add_argument("--path", dest="bank", help=HIDDEN)
+    return p
+
+
+def task_options(*, checks: bool) -> argparse.ArgumentParser:
+    """The task's text and type; with `checks`, what verifies it: --expect or --verifier."""
+    p = _parent()
+    p.add_argument("text", help="the task")
+    p.add_argument("--type", help="task type (decides the cluster)")
+    if checks:
+        group = p.add_mutually_exclusive_group()
+        group.add_argument(
+            "--expect",
+            metavar="ANSWER",
+            help="the right answer: a number is compared numerically, anything else exactly",
+        )
+        group.add_argument(
+            "--verifier",
+            metavar="JSON",
+            help='any verifier as JSON, e.g. \'{"kind": "regex", "pattern": "^4"}\'',
+        )
+    return p
+
+
+def task_from_args(args):
+    """The task `task_options` describe; Failure (usage) names what is wrong."""
+    from jitagent.nesting import NestingError, json_loads
+    from jitagent.tasks import task_for
+
+    try:
+        verifier = None if args.verifier is None else json_loads(args.verifier)
+    except (ValueError, NestingError) as exc:
+        raise Failure(f"--verifier: not a JSON object: {exc}", USAGE) from None
+    try:
+        return task_for(args.text, type=args.type, expect=args.expect, verifier=verifier)
+    except ValueError as exc:
+        raise Failure(str(exc), USAGE) from None
+
+
+def fill_defaults(args: argparse.Namespace, defaults: dict) -> None:
+    for name, value in defaults.items():
+        if not hasattr(args, name):
+            setattr(args, name, value)
+
+
+def bank_location(args) -> str | Path:
+    """The bank a command works on: `--bank`, else DATA_DIR/bank.db."""
+    from jitagent.paths import data_dir
+
+    return args.bank or (args.data_dir or data_dir()) / "bank.db"
+
+
+def api_key(args) -> str | None:
+    """The API key for OpenAI-compatible endpoints, from a file or $JITAGENT_API_KEY (never argv)."""
+    from jitagent.models import API_KEY_ENV
+
+    return secret_from(args.api_key, args.api_key_file, "--api-key", API_KEY_ENV)
+
+
+def secret_from(flag: str | None, file: Path | None, what: str, env: str) -> str | None:
+    """A secret from a file or the environment, never from argv: any process that can read
+    /proc/PID/cmdline would read it there. Failure (usage) for the argv flag or a bad file."""
+    import os
+
+    if flag is not None:
+        raise Failure(
+            f"{what} puts the secret in argv, where /proc shows it to every process; "
+            f"use {what}-file FILE or the {env} environment variable",
+            USAGE,
+        )
+    if file is None:
+        return os.environ.get(env) or None
+    try:
+        secret = file.read_text().strip()
+    except OSError as exc:
+        raise Failure(f"{what}-file {file}: {exc.strerror}", USAGE) from None
+    if not secret:
+        raise Failure(f"{what}-file {file}: empty", USAGE)
+    return secret
+
+
+def table(*columns: str, **kw) -> Table:
+    """A rich table whose cells wrap (fold) rather than cut: ids stay whole at any width."""
+    t = Table(**kw)
+    for column in columns:
+        t.add_column(column, overflow="fold")
+    return t
+
+
+def say(message: str) -> None:
+    print(message, file=sys.stderr)

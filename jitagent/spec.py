@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer,
+                      model_validator)
 
 from jitagent.nesting import NestingError, yaml_load
 
@@ -22,6 +23,21 @@ TOOL_NAMES = ("python", "shell", "read_file", "write_file", "list_dir", "final_a
 
 # Fields a prompt template may reference; anything else is a validation error.
 TEMPLATE_FIELDS = frozenset({"task", "tools", "plan", "notes", "summary", "observation", "step", "reflection"})
+
+# What the runtime itself asks the model, by name: each part and the fields it may use. The texts are
+# data (seeds/control_prompts.yaml); a spec overrides any part under `prompts.control`.
+CONTROL_PROMPTS: dict[str, dict[str, frozenset[str]]] = {
+    "judge": dict.fromkeys(("system", "user"), frozenset({"task", "candidates"})),
+    "self_check": dict.fromkeys(("system", "user"), frozenset({"task", "answer"})),
+    "reflect": dict.fromkeys(("system", "user"), frozenset({"task", "answer", "problem"})),
+    "decompose": dict.fromkeys(("system", "user"), frozenset({"task", "max_subtasks"})),
+    "plan": {**dict.fromkeys(("system", "user", "user_with_progress"),
+                             frozenset({"task", "progress", "abilities"})),
+             "with_tools": frozenset({"tools"}), "without_tools": frozenset()},
+    "summarize": dict.fromkeys(("system", "user", "user_with_summary"), frozenset({"summary", "history"})),
+    "nudge": {"user": frozenset()},
+    "first_tool": {"user": frozenset({"tool"})},
+}
 
 # A `code` section implements one stage in Python; the runtime calls this function in the sandbox.
 CODE_INTERFACES: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -103,6 +119,9 @@ class Prompts(_Strict):
     prefill: str = Field("", description="text the assistant reply starts with (continued by the model)")
     few_shot: list[FewShot] = Field(default_factory=list)
     instructions: list[str] = Field(default_factory=list, description="extra lines appended to the system prompt")
+    control: dict[str, dict[str, str]] = Field(
+        default_factory=dict, description="parts of the runtime's own prompts to replace, by name and part: "
+        + "; ".join(f"{name}: {', '.join(parts)}" for name, parts in CONTROL_PROMPTS.items()))
 
     @field_validator("system", "step")
     @classmethod
@@ -111,8 +130,37 @@ class Prompts(_Strict):
             raise ValueError(problem)
         return template
 
+    @field_validator("control")
+    @classmethod
+    def _known_control_parts(cls, control: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+        if problem := control_prompts_problem(control):
+            raise ValueError(problem)
+        return control
 
-def template_problem(template: str) -> str | None:
+    @model_serializer(mode="wrap")
+    def _without_unused_control(self, handler):
+        """A spec that replaces no control prompt dumps, and so digests, as before they could be replaced."""
+        data = handler(self)
+        if not self.control:
+            data.pop("control", None)
+        return data
+
+
+def control_prompts_problem(control: dict[str, dict[str, str]]) -> str | None:
+    """Why `control` does not name parts of known control prompts filled only with their fields, or None."""
+    for name, parts in control.items():
+        if name not in CONTROL_PROMPTS:
+            return f"unknown control prompt {name!r}; known: {list(CONTROL_PROMPTS)}"
+        for part, template in parts.items():
+            if part not in CONTROL_PROMPTS[name]:
+                known = list(CONTROL_PROMPTS[name])
+                return f"control prompt {name!r} has no part {part!r}; its parts: {known}"
+            if problem := template_problem(template, CONTROL_PROMPTS[name][part]):
+                return f"{name}.{part}: {problem}"
+    return None
+
+
+def template_problem(template: str, allowed: frozenset[str] = TEMPLATE_FIELDS) -> str | None:
     """Why filling `template` could fail at run time, or None: only `{name}` of an allowed field,
     no attribute or index access, no conversion or format spec (each can raise, or reach objects)."""
     try:
@@ -120,11 +168,11 @@ def template_problem(template: str) -> str | None:
                   if name is not None]
     except ValueError as exc:
         return f"malformed template: {exc}"
-    unknown = sorted({name for name, _, _ in fields if name not in TEMPLATE_FIELDS})
-    if accessed := [n for n in unknown if n.split(".")[0].split("[")[0] in TEMPLATE_FIELDS]:
+    unknown = sorted({name for name, _, _ in fields if name not in allowed})
+    if accessed := [n for n in unknown if n.split(".")[0].split("[")[0] in allowed]:
         return f"template field(s) {accessed}: attribute and index access are not allowed; write {{name}}"
     if unknown:
-        return f"template references unknown field(s) {unknown}; allowed: {sorted(TEMPLATE_FIELDS)}"
+        return f"template references unknown field(s) {unknown}; allowed: {sorted(allowed)}"
     if decorated := sorted({name for name, spec, conversion in fields if spec or conversion}):
         return f"template field(s) {decorated}: conversions and format specs are not allowed; write {{name}}"
     return None

@@ -51,6 +51,14 @@ class Trajectory:
     events: list[AgentEvent] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Stop:
+    """The harness's own limit or code ended the run: a genuine outcome, not an infrastructure failure."""
+
+    cause: Literal["timeout", "budget", "stage_failure"]
+    text: str  # as the run's `verify` event says it
+
+
 @dataclass
 class RunResult:
     task_id: str
@@ -63,6 +71,7 @@ class RunResult:
     trajectory: Trajectory
     error: str | None = None  # an infrastructure failure (not a genuine wrong answer)
     interrupted: bool = False  # stopped from outside (a caller's deadline or cancel), not by the harness's own limits
+    stop: Stop | None = None  # stopped by the harness's own limits or code
 
     def summary(self) -> dict:
         return {"task_id": self.task_id, "harness_id": self.harness_id, "answer": self.answer,

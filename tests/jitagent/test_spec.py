@@ -42,6 +42,9 @@ def test_id_is_a_content_digest_independent_of_envelope():
     (lambda d: d["prompts"].update(step="{task[0]}"), "attribute and index access"),
     (lambda d: d["prompts"].update(step="{0} {}"), "unknown field"),
     (lambda d: d["prompts"].update(step="{task"), "malformed template"),
+    (lambda d: d["prompts"].update(control={"judge": {"user": "{answer}"}}), "judge.user"),
+    (lambda d: d["prompts"].update(control={"judge": {"verdict": "x"}}), "has no part 'verdict'"),
+    (lambda d: d["prompts"].update(control={"vote": {"user": "x"}}), "unknown control prompt 'vote'"),
     (lambda d: d.update(code={"stage": "answer", "source": "def extract_answer(text)\n  return text"}), "SyntaxError"),
     (lambda d: d.update(code={"stage": "answer", "source": "def answer(text):\n  return text"}), "must define"),
     (lambda d: d.update(code={"stage": "memory", "source": "def view(msgs):\n  return msgs"}), "parameters"),
@@ -72,6 +75,15 @@ def test_a_spec_that_validates_fills_its_templates_without_error():
     data["prompts"].update(system="{tools} {{literal}}", step="{task}\n{plan}{notes}{observation}")
     spec = parse_spec(data)
     assert spec.prompts.step.format_map({}.fromkeys(("task", "plan", "notes", "observation"), ""))
+
+
+def test_a_spec_that_replaces_no_control_prompt_dumps_and_digests_without_them():
+    spec = load_seeds()["tree_of_thoughts"]
+    assert "control" not in spec.model_dump()["prompts"]
+    data = spec.model_dump(mode="json")
+    data["prompts"]["control"] = {"judge": {"system": "Pick the best of:\n{candidates}"}}
+    changed = parse_spec(data)
+    assert changed.id != spec.id and parse_spec(changed.to_yaml()) == changed
 
 
 def test_yaml_round_trip():

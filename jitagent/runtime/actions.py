@@ -1,0 +1,117 @@
+"""A: actions, how a model reply becomes a tool call or the answer. One class per kind."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from jitagent.runtime import parsing
+from jitagent.runtime.run import Attempt
+from jitagent.runtime.stage import Stage
+from jitagent.spec import ActionSpec
+from jitagent.tools import ToolResult
+from jitagent.verifiers import code_of
+
+if TYPE_CHECKING:
+    from jitagent.runtime.run import Conversation, Run
+
+
+class Action(Stage):
+    """The base: a reply makes no tool call and is the answer once it says `Final answer:`."""
+
+    kinds: ClassVar[dict[str, type[Action]]] = {}
+    section = "action"
+    spec: ActionSpec
+    stop_at: ClassVar[list[str] | None] = None  # where a reply ends (before an observation it would invent)
+    prefill_every_step: ClassVar[bool] = False  # else the spec's prefill opens the first reply only
+
+    def prefill(self, prefill: str, step: int) -> str:
+        return prefill if step == 0 or self.prefill_every_step else ""
+
+    def stop(self, prefill: str) -> list[str] | None:
+        return ["```"] if prefill.startswith("```") else self.stop_at
+
+    def schema(self, tools: list[str]) -> dict | None:
+        """A JSON schema the reply is decoded under."""
+        return None
+
+    def temperature(self, tool_failed: bool) -> float:
+        spec = self.spec
+        chosen = spec.temperature if spec.samples == 1 or spec.temperature > 0 else 0.7  # samples must differ
+        return max(chosen, 0.6) if tool_failed else chosen  # after a failed call, greedy decoding repeats it
+
+    def call(self, reply: str) -> parsing.ToolCall | None:
+        return None
+
+    def answers(self, reply: str) -> bool:
+        """Whether a reply without a tool call is the answer (else the agent is told to go on)."""
+        return parsing.has_final(reply)
+
+    async def answer(self, run: Run, reply: str) -> str:
+        if run.has_code("answer"):
+            return str(await run.run_code({"text": reply}))
+        if run.task.verifier.kind == "python_tests":
+            # the code is the answer: the reply's own code, else the last program the agent wrote
+            if "def " in code_of(reply):
+                return code_of(reply)
+            written = [m["content"] for m in run.trajectory.messages
+                       if m["role"] == "assistant" and "def " in code_of(m["content"])]
+            if written:
+                return code_of(written[-1])
+        return parsing.extract_answer(reply)
+
+    def stdout_answer(self, call: parsing.ToolCall, result: ToolResult) -> str | None:
+        """`answer_from: stdout`: the last line a program printed is the answer."""
+        printed = result.stdout.strip()
+        if self.spec.answer_from == "stdout" and call.tool == "python" and result.ok and printed:
+            return printed.splitlines()[-1].strip()
+        return None
+
+    async def out_of_steps(self, run: Run, talk: Conversation) -> Attempt:
+        """The answer once the steps ran out: what the last program printed, or what the last reply says."""
+        printed = talk.stdout.strip()
+        if self.spec.answer_from == "stdout" and (printed or run.task.verifier.kind != "python_tests"):
+            answer = printed.splitlines()[-1] if printed else None
+        else:
+            answer = await self.answer(run, talk.reply)
+        return Attempt(answer or None, failure=None if answer else "no answer within max_steps")
+
+
+class Direct(Action, kind="direct"):
+    """The first reply is the answer."""
+
+    def answers(self, reply: str) -> bool:
+        return True
+
+
+class ReAct(Action, kind="react"):
+    """`Thought:`, `Action:` and `Action Input:` lines; the runtime writes the `Observation:`."""
+
+    stop_at = ["Observation:"]
+
+    def call(self, reply: str) -> parsing.ToolCall | None:
+        return parsing.parse_react(reply)
+
+
+class CodeAct(Action, kind="codeact"):
+    """A Python code block is a call to the `python` tool."""
+
+    stop_at = ["Observation:"]
+    prefill_every_step = True
+
+    def call(self, reply: str) -> parsing.ToolCall | None:
+        blocks = parsing.code_blocks(reply)
+        return parsing.ToolCall("python", {"code": blocks[0]}) if blocks else None
+
+
+class JsonTool(Action, kind="json_tool"):
+    """A JSON object `{thought, tool, args}` decoded under a schema with one branch per tool; a reply that
+    makes no call is the answer."""
+
+    def schema(self, tools: list[str]) -> dict | None:
+        return parsing.json_tool_schema(tools)
+
+    def call(self, reply: str) -> parsing.ToolCall | None:
+        return parsing.parse_json_tool(reply)
+
+    def answers(self, reply: str) -> bool:
+        return True

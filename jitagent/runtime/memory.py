@@ -1,0 +1,100 @@
+"""M: memory, what of an action loop's history the model sees at each step. One class per kind."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from jitagent.runtime.events import AgentEvent
+from jitagent.runtime.stage import Stage
+from jitagent.spec import HarnessSpec, MemorySpec
+
+if TYPE_CHECKING:
+    from jitagent.runtime.run import Conversation, Run
+
+CLIP = 400  # characters of one older message that a summary reads
+
+
+class Memory(Stage):
+    """The base keeps the whole history."""
+
+    kinds: ClassVar[dict[str, type[Memory]]] = {}
+    section = "memory"
+    spec: MemorySpec
+
+    @classmethod
+    def for_spec(cls, spec: HarnessSpec) -> Memory:
+        if spec.code is not None and spec.code.stage == "memory":
+            return CodeMemory(spec.memory)
+        return super().for_spec(spec)
+
+    async def fold(self, run: Run, talk: Conversation) -> None:
+        """Before a step: compact the history for good."""
+
+    async def view(self, run: Run, talk: Conversation) -> list[dict]:
+        """The messages the model sees this step, the task message first."""
+        return talk.history
+
+
+class Full(Memory, kind="full"):
+    """Everything said so far."""
+
+
+class Window(Memory, kind="window"):
+    """The task and the last `window` messages."""
+
+    async def view(self, run: Run, talk: Conversation) -> list[dict]:
+        return recent(talk.history, self.spec.window)
+
+
+class Notes(Memory, kind="notes"):
+    """The window, and under the task every `NOTE:` line the model wrote."""
+
+    async def view(self, run: Run, talk: Conversation) -> list[dict]:
+        view = recent(talk.history, self.spec.window)
+        if not talk.notes:
+            return view
+        notes = "Your notes:\n" + "\n".join(f"- {note}" for note in talk.notes)
+        return merge_users([view[0], {"role": "user", "content": notes}, *view[1:]])
+
+
+class Summary(Memory, kind="summary"):
+    """Every `every` steps all but the last turn fold into a running summary, shown under the task."""
+
+    async def fold(self, run: Run, talk: Conversation) -> None:
+        history = talk.history
+        if not (talk.step and talk.step % self.spec.every == 0 and len(history) > 3):
+            return
+        older = "\n".join(f"{m['role']}: {m['content'][:CLIP]}" for m in history[1:-2])
+        part = "user_with_summary" if talk.summary else "user"
+        talk.summary = await run.ask("summarize", self.spec.budget, part, summary=talk.summary, history=older)
+        del history[1:-2]
+        run.trajectory.events.append(AgentEvent("memory", text=talk.summary, step=talk.step))  # not streamed
+
+    async def view(self, run: Run, talk: Conversation) -> list[dict]:
+        if not talk.summary:
+            return talk.history
+        summary = {"role": "user", "content": f"Summary of earlier steps:\n{talk.summary}"}
+        return merge_users([talk.history[0], summary, *talk.history[1:]])
+
+
+class CodeMemory(Memory):
+    """A spec's `code` section computes the view, in the sandbox, in place of the kind's."""
+
+    async def view(self, run: Run, talk: Conversation) -> list[dict]:
+        return list(await run.run_code({"messages": talk.history}))
+
+
+def recent(history: list[dict], window: int) -> list[dict]:
+    """The task message and the last `window` messages after it."""
+    return history if len(history) <= 1 else [history[0], *history[1:][-window:]]
+
+
+def merge_users(messages: list[dict]) -> list[dict]:
+    """Chat templates want alternating roles: fold consecutive user messages into one."""
+    merged: list[dict] = []
+    for m in messages:
+        if merged and merged[-1]["role"] == m["role"] == "user":
+            merged[-1] = {"role": "user", "content": merged[-1]["content"] + "\n\n" + m["content"]}
+        else:
+            merged.append(m)
+    return merged

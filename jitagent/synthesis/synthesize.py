@@ -185,9 +185,9 @@ class Synthesizer:
         if cancel is not None and cancel.is_cancelled():
             raise Cancelled("synthesis cancelled during a dry run")
         cost.dry_run.add_cost(result.cost)
-        harness_errors = [e.text for e in result.trajectory.events if e.kind == "verify" and e.text.startswith("StageFailure")]
-        if result.error or harness_errors:
-            error = result.error or harness_errors[0]
+        stage_failure = result.stop.text if result.stop and result.stop.cause == "stage_failure" else None
+        if result.error or stage_failure:
+            error = result.error or stage_failure
             candidate.checks.append(Check("dry_run", False, error))
             candidate.dry_run = f"failed: {error}"
         else:

@@ -95,7 +95,8 @@ def main() -> None:
                     await client.synthesize([text], n=args.n)
                 harness = (await client.list_harnesses(origin="seed")).harnesses[0].id
                 for text in TEXTS[:6]:  # a confident incumbent for the `bench` task type
-                    await client.report_outcome(harness, text, 1.0, task_type="bench", prompt_tokens=10, completion_tokens=10)
+                    await client.report_harness_outcome(harness, text, 1.0, task_type="bench", prompt_tokens=10,
+                                                        completion_tokens=10, wall_s=1.0)
         asyncio.run(ready())
         print(f"{date.today()} on {platform.node()} ({os.cpu_count()} cores), server and client in separate processes, "
               f"scripted instant model, n={args.n}, {args.seconds:.0f}s per row\n")

@@ -53,8 +53,7 @@ class Notes(Memory, kind="notes"):
         view = recent(talk.history, self.spec.window)
         if not talk.notes:
             return view
-        notes = "Your notes:\n" + "\n".join(f"- {note}" for note in talk.notes)
-        return merge_users([view[0], {"role": "user", "content": notes}, *view[1:]])
+        return under_task(view, "Your notes:\n" + "\n".join(f"- {note}" for note in talk.notes))
 
 
 class Summary(Memory, kind="summary"):
@@ -73,8 +72,7 @@ class Summary(Memory, kind="summary"):
     async def view(self, run: Run, talk: Conversation) -> list[dict]:
         if not talk.summary:
             return talk.history
-        summary = {"role": "user", "content": f"Summary of earlier steps:\n{talk.summary}"}
-        return merge_users([talk.history[0], summary, *talk.history[1:]])
+        return under_task(talk.history, f"Summary of earlier steps:\n{talk.summary}")
 
 
 class CodeMemory(Memory):
@@ -87,6 +85,11 @@ class CodeMemory(Memory):
 def recent(history: list[dict], window: int) -> list[dict]:
     """The task message and the last `window` messages after it."""
     return history if len(history) <= 1 else [history[0], *history[1:][-window:]]
+
+
+def under_task(view: list[dict], text: str) -> list[dict]:
+    """`view` with `text` added to its first message, the task's."""
+    return merge_users([view[0], {"role": "user", "content": text}, *view[1:]])
 
 
 def merge_users(messages: list[dict]) -> list[dict]:

@@ -55,10 +55,11 @@ class _Strict(BaseModel):
 class MemorySpec(_Strict):
     """M: what of the history the model sees each step."""
 
-    kind: Literal["full", "window", "summary", "notes"] = "full"
-    window: int = Field(6, ge=1, le=64, description="messages kept by `window` (and `notes`)")
+    kind: Literal["full", "window", "summary", "notes", "retrieval"] = "full"
+    window: int = Field(6, ge=1, le=64, description="messages kept by `window` (and `notes`, `retrieval`)")
     every: int = Field(4, ge=1, le=64, description="`summary`: summarize after this many steps")
-    budget: int = Field(160, ge=16, le=2048, description="`summary`: max tokens of a summary")
+    budget: int = Field(160, ge=16, le=2048, description="`summary`: max tokens of a summary; "
+                        "`retrieval`: max words recalled from older messages")
 
 
 class PlanningSpec(_Strict):

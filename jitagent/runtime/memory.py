@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import collections
+import re
 from typing import TYPE_CHECKING, ClassVar
 
 from jitagent.runtime.events import AgentEvent
@@ -11,7 +13,7 @@ from jitagent.spec import HarnessSpec, MemorySpec
 if TYPE_CHECKING:
     from jitagent.runtime.run import Conversation, Run
 
-CLIP = 400  # characters of one older message that a summary reads
+CLIP = 400  # characters of one older message that a summary or a recall reads
 
 
 class Memory(Stage):
@@ -75,6 +77,34 @@ class Summary(Memory, kind="summary"):
         return under_task(talk.history, f"Summary of earlier steps:\n{talk.summary}")
 
 
+class Retrieval(Memory, kind="retrieval"):
+    """The window, and under the task the older messages most relevant to the current step (those sharing
+    the most, and the rarest, words with the task and the latest message), up to `budget` words, in the
+    order they came."""
+
+    async def view(self, run: Run, talk: Conversation) -> list[dict]:
+        view = recent(talk.history, self.spec.window)
+        older = talk.history[1:][: -self.spec.window]
+        recalled = self.recall(older, f"{talk.prompt}\n{talk.history[-1]['content']}")
+        if not recalled:
+            return view
+        lines = "\n".join(f"{m['role']}: {m['content'][:CLIP]}" for m in recalled)
+        return under_task(view, f"Relevant earlier messages:\n{lines}")
+
+    def recall(self, older: list[dict], query: str) -> list[dict]:
+        wanted, said = words(query), [words(m["content"]) for m in older]
+        spread = collections.Counter(word for message in said for word in message)  # common words tell little
+        ranked = sorted(((sum(1 / spread[w] for w in wanted & message), i) for i, message in enumerate(said)),
+                        reverse=True)
+        chosen, left = [], self.spec.budget
+        for shared, index in ranked:  # the most relevant first, the latest first among equals
+            size = len(older[index]["content"][:CLIP].split())
+            if shared and size <= left:
+                chosen.append(index)
+                left -= size
+        return [older[index] for index in sorted(chosen)]
+
+
 class CodeMemory(Memory):
     """A spec's `code` section computes the view, in the sandbox, in place of the kind's."""
 
@@ -85,6 +115,10 @@ class CodeMemory(Memory):
 def recent(history: list[dict], window: int) -> list[dict]:
     """The task message and the last `window` messages after it."""
     return history if len(history) <= 1 else [history[0], *history[1:][-window:]]
+
+
+def words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9_]{3,}", text.lower()))
 
 
 def under_task(view: list[dict], text: str) -> list[dict]:

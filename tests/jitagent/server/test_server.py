@@ -1,6 +1,8 @@
 """The gRPC service over the network: a real grpc.aio server on a free 127.0.0.1 port."""
 
 import asyncio
+import json
+import logging
 import signal
 import subprocess
 import sys
@@ -227,4 +229,81 @@ def test_a_dead_model_back_end_is_unavailable_not_a_crash(make_config):
             assert all(r.error.code == grpc.StatusCode.UNAVAILABLE.value[0] for r in responses)
             assert "cannot reach the model server" in responses[0].error.message
             assert await client.health() == "SERVING"
+    asyncio.run(main())
+
+
+def test_an_unverified_solve_has_no_reward_and_a_report_by_run_id_lands_on_that_run(make_config):
+    async def main():
+        async with running(make_config()) as (server, client):
+            events = [e async for e in client.solve(Task(id="poem", prompt="Write a haiku.", type="poem"))]
+            result = events[-1].result
+            assert {e.run_id for e in events} == {result.run_id} and result.run_id
+            assert not result.run.HasField("reward") and not result.run.HasField("passed")
+            assert not any(e.HasField("bank") for e in events)  # nothing to learn from yet
+            reply = await client.report_outcome(result.run_id, 1.0, detail="the user liked it")
+            assert (reply.cluster, reply.harness_id) == ("type:poem", result.synthesis.harness.id)
+            assert not reply.promoted and reply.incumbent_id == ""  # one report is one outcome, not a promotion
+            for run_id, status in ((result.run_id, grpc.StatusCode.ALREADY_EXISTS),
+                                   ("no-such-run", grpc.StatusCode.NOT_FOUND)):
+                with pytest.raises(grpc.aio.AioRpcError) as err:
+                    await client.report_outcome(run_id, 1.0)
+                assert err.value.code() == status
+    asyncio.run(main())
+
+
+def test_bad_input_carries_bad_request_field_violations(make_config):
+    from jitagent.sdk import violations_of
+
+    async def main():
+        async with running(make_config()) as (server, client):
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await client.synthesize(["ok", " "])
+            assert violations_of(err.value) == [("tasks[1].prompt", "must not be empty")]
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await client.stub.ReportOutcome(pb.ReportOutcomeRequest(run_id="r"))
+            assert violations_of(err.value) == [("reward", "required: a number in [0, 1]")]
+    asyncio.run(main())
+
+
+def test_a_client_deadline_is_counted_and_logged_as_deadline_exceeded(make_config, caplog):
+    from jitagent.catalog import seed_bank
+    from jitagent.models.scripted import ScriptedModel, instant_model
+    from jitagent.paths import open_bank
+    from jitagent.pipeline import JitPipeline
+
+    class Slow(ScriptedModel):
+        async def complete(self, messages, **kw):
+            await asyncio.sleep(60)
+
+    def slow_solver(config):
+        bank = open_bank(config.data_dir / "bank.db")
+        seed_bank(bank)
+        return JitPipeline(bank, instant_model(), Slow(["never"]), config.pipeline)
+
+    async def main():
+        async with running(make_config(), build=slow_solver) as (server, client):
+            await asyncio.wait_for(server.ready.wait(), 120)
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                [e async for e in client.solve("Write a haiku.", timeout=1.0)]
+            assert err.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+            for _ in range(100):
+                if server.metrics.in_flight._value.get() == 0:
+                    break
+                await asyncio.sleep(0.1)
+            counted = server.metrics.requests.labels("Solve", "DEADLINE_EXCEEDED")._value.get()
+            return counted
+    with caplog.at_level(logging.WARNING, logger="jitagent.server"):
+        assert asyncio.run(main()) == 1
+    ended = [json.loads(r.getMessage()) for r in caplog.records if '"rpc_failed"' in r.getMessage()]
+    assert ended and ended[0]["code"] == "DEADLINE_EXCEEDED" and "deadline" in ended[0]["error"]
+
+
+def test_a_second_server_on_a_used_port_is_refused(make_config):
+    from jitagent.server.app import JitAgentServer, StartupError
+
+    async def main():
+        config = make_config()
+        async with running(config, build=lambda c: None) as (server, _):
+            with pytest.raises(StartupError, match=f"cannot listen on 127.0.0.1:{server.port}: the port is in use"):
+                await JitAgentServer(config.model_copy(update={"port": server.port}), build=lambda c: None).start()
     asyncio.run(main())

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from jitagent.models.base import Usage
+from jitagent.models.base import Usage, add_known
 
 EventKind = Literal["plan", "model", "tool", "memory", "reflection", "subtask", "sample", "vote", "verify",
                     "verdict", "result"]
@@ -42,7 +42,7 @@ class Cost:
 
     @property
     def tokens(self) -> int | None:
-        return None if self.prompt_tokens is None or self.completion_tokens is None else self.prompt_tokens + self.completion_tokens
+        return add_known(self.prompt_tokens, self.completion_tokens)
 
 
 @dataclass
@@ -70,7 +70,7 @@ class RunResult:
     cost: Cost
     trajectory: Trajectory
     error: str | None = None  # an infrastructure failure (not a genuine wrong answer)
-    interrupted: bool = False  # stopped from outside (a caller's deadline or cancel), not by the harness's own limits
+    interrupted: bool = False  # stopped from outside (a caller's deadline or cancel), not by the harness
     stop: Stop | None = None  # stopped by the harness's own limits or code
 
     def summary(self) -> dict:

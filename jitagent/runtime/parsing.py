@@ -28,7 +28,8 @@ def extract_answer(text: str) -> str:
     boxed = BOXED.findall(text)
     if boxed:
         return boxed[-1].strip()
-    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip() and not ln.strip().startswith("```")]
+    lines = [ln.strip() for ln in text.strip().splitlines()
+             if ln.strip() and not ln.strip().startswith("```")]
     return lines[-1] if lines else ""
 
 

@@ -24,7 +24,8 @@ async def call_stage(code: CodeSection, args: dict, workspace: Workspace, limits
                      deadline: float | None = None):
     func, _ = CODE_INTERFACES[code.stage]  # the spec checked that the source defines it
     program = code.source + "\n" + _CALLER.format(func=func)
-    result = await workspace.run([sandbox_python(), "-c", program], limits or SandboxLimits(wall_s=5, cpu_s=5),
+    limits = limits or SandboxLimits(wall_s=5, cpu_s=5)
+    result = await workspace.run([sandbox_python(), "-c", program], limits,
                                  stdin=json.dumps(args), deadline=deadline)
     marker = "__STAGE_RESULT__"
     if not result.ok or marker not in result.stdout:

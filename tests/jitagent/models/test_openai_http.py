@@ -127,3 +127,38 @@ def test_missing_usage_is_unknown_not_zero():
         assert g.usage.prompt_tokens is None and g.usage.completion_tokens is None and g.usage.total is None
     finally:
         server.shutdown()
+
+
+def test_the_api_key_goes_as_a_bearer_token_from_the_argument_or_the_environment(monkeypatch):
+    from jitagent.models import API_KEY_ENV, load_model
+
+    seen = []
+
+    class Recording(_IgnoringHandler):
+        def do_POST(self):
+            seen.append(self.headers.get("Authorization"))
+            super().do_POST()
+    server = HTTPServer(("127.0.0.1", 0), Recording)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}"
+    try:
+        monkeypatch.setenv(API_KEY_ENV, "from-env")
+        for model in (load_model(url, api_key="s3cret"), load_model(url)):
+            complete(model, [{"role": "user", "content": "x"}])
+            assert "s3cret" not in model.name and "from-env" not in model.name
+    finally:
+        server.shutdown()
+    assert seen == ["Bearer s3cret", "Bearer from-env"]
+
+
+def test_nothing_listening_is_one_clear_error_not_a_dialect_story():
+    from jitagent.models.openai_http import Unreachable
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # bound, not listening: connections are refused
+        with pytest.raises(Unreachable) as err:
+            complete(OpenAICompatibleModel(f"http://127.0.0.1:{port}"), [{"role": "user", "content": "x"}],
+                     json_schema=SCHEMA)
+    assert str(err.value).startswith(f"cannot reach the model server at http://127.0.0.1:{port} (")
+    assert "dialect" not in str(err.value) and "\n" not in str(err.value)

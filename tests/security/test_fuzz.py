@@ -40,14 +40,14 @@ NUMBERS = {
     FieldDescriptor.TYPE_INT64: st.one_of(st.integers(-2**63, 2**63 - 1), st.integers(-3, 10)),
     FieldDescriptor.TYPE_DOUBLE: st.one_of(st.floats(), st.floats(0, 1)),
     FieldDescriptor.TYPE_BOOL: st.booleans(),
+    FieldDescriptor.TYPE_ENUM: st.one_of(st.integers(0, 4), st.integers(-2**31, 2**31 - 1)),  # open enums
     FieldDescriptor.TYPE_STRING: TEXT,
 }
 # Fields always set, each mostly to a plausible value and sometimes to a bad one, so fuzzed requests
 # also get past validation into the pipeline, the sandbox and the bank.
 PLAUSIBLE = {
     ("jitagent.v1.Task", "prompt"): st.one_of(st.text(min_size=1, max_size=40), TEXT),
-    ("jitagent.v1.Verifier", "kind"): st.sampled_from(["none", "exact", "numeric", "regex", "python_tests",
-                                                       "shell_check", "reasoning_gym", "", "telepathy"]),
+    ("jitagent.v1.ReasoningGymEntry", "dataset"): st.sampled_from(["chain_sum", "count_bits", "", "telepathy"]),
     **{(f"jitagent.v1.{request}", "n"): st.one_of(st.integers(0, 2), NUMBERS[FieldDescriptor.TYPE_INT32])
        for request in ("SolveRequest", "SynthesizeRequest", "StreamTasksRequest")},
     **{(f"jitagent.v1.{request}", "task"): st.deferred(lambda: messages(pb.Task.DESCRIPTOR))

@@ -61,16 +61,17 @@ def test_concurrent_admissions_from_two_replicas_decide_as_serial_ones(replicas,
     tokens = {"direct": 40, "program_of_thought": 20, "codeact": 8}  # each cheaper: promoted when tied
     plan = {0: [("direct", r) for r in (1, 0, 1, 1, 0, 1) * 4],
             1: [("program_of_thought", 1)] * 12 + [("codeact", r) for r in (1, 1, 1, 1, 0, 1) * 2]}
-    work = {replica: [Outcome(SEEDS[name].id, f"r{replica}-{i}", f"sum the list #{replica}-{i}", float(reward),
-                              tokens[name] + i % 3, 10, 0.5, cluster="lists")
+    work = {replica: [Outcome(SEEDS[name].id, f"r{replica}-{i}", f"sum the list #{replica}-{i}",
+                              float(reward), tokens[name] + i % 3, 10, 0.5, cluster="lists")
                       for i, (name, reward) in enumerate(steps)]
             for replica, steps in plan.items()}
     embedder.embed([o.task_text for outcomes in work.values() for o in outcomes])  # the loops are all bank
     barrier = threading.Barrier(2)
 
     def admit(replica: int):
-        barrier.wait()
-        for o in work[replica]:
+        for i, o in enumerate(work[replica]):
+            if i % 4 == 0:  # rounds of four at once: the replicas overlap however the threads are scheduled
+                barrier.wait()
             replicas[replica].record_outcome(o)
     threads = [threading.Thread(target=admit, args=(r,)) for r in (0, 1)]
     for t in threads:
@@ -86,8 +87,6 @@ def test_concurrent_admissions_from_two_replicas_decide_as_serial_ones(replicas,
                                       cluster="lists"))
     assert history(replicas[1]) == history(serial)
     assert sum(kind == "promote" for _, _, kind, _ in history(serial)) >= 2
-    replica_order = [row["task_id"][1] for row in applied]
-    assert replica_order != sorted(replica_order), "the replicas did not overlap: nothing was tested"
     serial.close()
 
 

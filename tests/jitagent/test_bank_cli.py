@@ -6,7 +6,8 @@ import sys
 
 
 def bank(tmp_path, *args):
-    proc = subprocess.run([sys.executable, "-m", "jitagent", "bank", *args, "--data-dir", str(tmp_path), "--json"],
+    proc = subprocess.run([sys.executable, "-m", "jitagent", "bank", *args, "--data-dir", str(tmp_path),
+                           "--json"],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
@@ -41,12 +42,15 @@ def test_a_bank_path_that_cannot_be_used_is_one_line_not_a_traceback(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "jitagent", "bank", "--path", str(tmp_path / "bank.db"), "stats"],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines() == [f"jitagent bank stats: data dir {tmp_path}: bank.db is not a file"]
+    assert proc.stderr.strip().splitlines() == [
+        f"jitagent bank stats: data dir {tmp_path}: bank.db is not a file"]
 
 
 def test_a_read_only_command_on_a_bank_that_does_not_exist_creates_nothing(tmp_path):
-    for args in (["bank", "--path", str(tmp_path / "typo.db"), "stats"], ["bank", "ls", "--data-dir", str(tmp_path / "d")]):
-        proc = subprocess.run([sys.executable, "-m", "jitagent", *args], capture_output=True, text=True, timeout=300)
+    for args in (["bank", "--path", str(tmp_path / "typo.db"), "stats"],
+                 ["bank", "ls", "--data-dir", str(tmp_path / "d")]):
+        proc = subprocess.run([sys.executable, "-m", "jitagent", *args], capture_output=True, text=True,
+                              timeout=300)
         assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
         assert "no bank at" in proc.stderr and "jitagent bank init" in proc.stderr
     assert list(tmp_path.iterdir()) == []

@@ -14,14 +14,20 @@ from jitagent.synthesis.synthesize import SynthesisConfig
 from jitagent.tasks import Task
 
 UNVERIFIED = Task(id="u1", prompt="Write a haiku about rivers.", type="poem")
-VERIFIED = Task(id="v1", prompt="What is 17 * 23?", type="arithmetic", verifier={"kind": "numeric", "expected": 391})
+VERIFIED = Task(
+    id="v1", prompt="What is 17 * 23?", type="arithmetic", verifier={"kind": "numeric", "expected": 391}
+)
 
 
 def pipeline(bank) -> JitPipeline:
-    solver, meta = ScriptedModel(["Final answer: 391"], "scripted-solver"), ScriptedModel(["{}"], "scripted-meta")
+    solver, meta = (
+        ScriptedModel(["Final answer: 391"], "scripted-solver"),
+        ScriptedModel(["{}"], "scripted-meta"),
+    )
     # synthesis never comes up: the harness that ran is the router's, so the test knows which
-    config = PipelineConfig(synthesis=SynthesisConfig(n=1, dry_run=False),
-                            router={"synth_start": 0, "synth_floor": 0})
+    config = PipelineConfig(
+        synthesis=SynthesisConfig(n=1, dry_run=False), router={"synth_start": 0, "synth_floor": 0}
+    )
     return JitPipeline(bank, meta, solver, config)
 
 
@@ -34,8 +40,11 @@ def test_an_unverified_run_has_no_reward_and_a_report_lands_on_it_once(seeded_ba
     assert (done.cluster, done.harness_id) == ("type:poem", result.harness.id)
     assert not done.decision.promote and done.incumbent_id is None  # one report (reward 0) promotes nothing
     outcome = seeded_bank.store.query("SELECT * FROM outcomes WHERE run_id = ?", (result.run_id,))[0]
-    assert (outcome["task_text"], outcome["source"], outcome["verdict"]) == (UNVERIFIED.prompt, "feedback",
-                                                                             "the user said: not a haiku")
+    assert (outcome["task_text"], outcome["source"], outcome["verdict"]) == (
+        UNVERIFIED.prompt,
+        "feedback",
+        "the user said: not a haiku",
+    )
     assert outcome["wall_s"] == pytest.approx(result.run.cost.wall_s)  # the server's own measurement
     with pytest.raises(FeedbackError) as again:
         report_run(seeded_bank, result.run_id, Report(1.0))
@@ -61,17 +70,21 @@ def test_a_verified_run_has_its_outcome_already(seeded_bank):
 def test_unknown_runs_bad_reports_and_a_run_the_server_did_not_execute(seeded_bank):
     synthesized = asyncio.run(pipeline(seeded_bank).solve(UNVERIFIED, execute=False))
     stored = seeded_bank.stats()
-    cases = [(report_run, ("nope", Report(1.0)), "not_found", "run_id"),
-             (report_run, (synthesized.run_id, Report(1.5)), "invalid", "reward"),
-             (report_run, (synthesized.run_id, Report(1.0, wall_s=float("nan"))), "invalid", "wall_s"),
-             (report_run, (synthesized.run_id, Report(1.0)), "invalid", "wall_s"),  # nothing measured it
-             (report_harness, ("deadbeef", "a task", Report(1.0, wall_s=1.0)), "not_found", "harness_id")]
+    cases = [
+        (report_run, ("nope", Report(1.0)), "not_found", "run_id"),
+        (report_run, (synthesized.run_id, Report(1.5)), "invalid", "reward"),
+        (report_run, (synthesized.run_id, Report(1.0, wall_s=float("nan"))), "invalid", "wall_s"),
+        (report_run, (synthesized.run_id, Report(1.0)), "invalid", "wall_s"),  # nothing measured it
+        (report_harness, ("deadbeef", "a task", Report(1.0, wall_s=1.0)), "not_found", "harness_id"),
+    ]
     for report, args, kind, field in cases:
         with pytest.raises(FeedbackError) as refused:
             report(seeded_bank, *args)
         assert (refused.value.kind, refused.value.field) == (kind, field)
     assert seeded_bank.stats() == stored
-    done = report_run(seeded_bank, synthesized.run_id, Report(1.0, wall_s=2.5, prompt_tokens=7, completion_tokens=3))
+    done = report_run(
+        seeded_bank, synthesized.run_id, Report(1.0, wall_s=2.5, prompt_tokens=7, completion_tokens=3)
+    )
     assert done.harness_id == synthesized.harness.id
 
 

@@ -27,10 +27,18 @@ def test_json_lines_carry_time_level_logger_task_and_run(captured):
         logging.getLogger("jitagent.server").info(json.dumps({"event": "task", "route": "exploit"}))
         logging.getLogger("jitagent.server").warning("plain words")
         logging.getLogger("sentence_transformers").info("Load pretrained SentenceTransformer: ...")  # chatter
+
     contextvars.copy_context().run(one_task)
     first, second = [json.loads(line) for line in captured.getvalue().splitlines()]
-    assert first["ts"].endswith("+00:00") and first["level"] == "info" and first["logger"] == "jitagent.server"
-    assert (first["task_id"], first["run_id"], first["event"], first["route"]) == ("t1", "r1", "task", "exploit")
+    assert (
+        first["ts"].endswith("+00:00") and first["level"] == "info" and first["logger"] == "jitagent.server"
+    )
+    assert (first["task_id"], first["run_id"], first["event"], first["route"]) == (
+        "t1",
+        "r1",
+        "task",
+        "exploit",
+    )
     assert second["message"] == "plain words" and second["level"] == "warning"
 
 

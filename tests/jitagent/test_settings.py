@@ -21,20 +21,35 @@ def parsed(argv, environ=None) -> argparse.Namespace:
 def test_the_command_line_wins_then_the_environment_then_the_file_then_the_default(tmp_path):
     config = tmp_path / "jitagent.toml"
     config.write_text('port = 6000\nmeta-model = "http://gpu:8000"\nno-dry-run = true\nconcurrency = 4\n')
-    args = parsed(["--config", str(config), "--concurrency", "2"], {"JITAGENT_PORT": "7000", "JITAGENT_DATA": "/d"})
-    assert (args.concurrency, args.port, args.meta_model, args.no_dry_run) == (2, 7000, "http://gpu:8000", True)
-    assert str(args.data_dir) == "/d" and args.host == "127.0.0.1" and args.grace == 10.0 and args.log_format == "json"
+    args = parsed(
+        ["--config", str(config), "--concurrency", "2"], {"JITAGENT_PORT": "7000", "JITAGENT_DATA": "/d"}
+    )
+    assert (args.concurrency, args.port, args.meta_model, args.no_dry_run) == (
+        2,
+        7000,
+        "http://gpu:8000",
+        True,
+    )
+    assert (
+        str(args.data_dir) == "/d"
+        and args.host == "127.0.0.1"
+        and args.grace == 10.0
+        and args.log_format == "json"
+    )
     assert parsed([], {"JITAGENT_NO_DRY_RUN": "no", "JITAGENT_LOG_FORMAT": "text"}).log_format == "text"
 
 
-@pytest.mark.parametrize("environ, config, fragment", [
-    ({"JITAGENT_PORT": "eighty"}, None, "JITAGENT_PORT: expected an integer, got 'eighty'"),
-    ({"JITAGENT_NO_DRY_RUN": "maybe"}, None, "JITAGENT_NO_DRY_RUN: expected true or false"),
-    ({"JITAGENT_LOG_FORMAT": "xml"}, None, "JITAGENT_LOG_FORMAT: expected json or text"),
-    ({}, "prot = 1\n", "unknown setting(s) prot"),
-    ({}, "port = [1]\n", "port: expected an integer"),
-    ({}, "port = \n", "not TOML"),
-])
+@pytest.mark.parametrize(
+    "environ, config, fragment",
+    [
+        ({"JITAGENT_PORT": "eighty"}, None, "JITAGENT_PORT: expected an integer, got 'eighty'"),
+        ({"JITAGENT_NO_DRY_RUN": "maybe"}, None, "JITAGENT_NO_DRY_RUN: expected true or false"),
+        ({"JITAGENT_LOG_FORMAT": "xml"}, None, "JITAGENT_LOG_FORMAT: expected json or text"),
+        ({}, "prot = 1\n", "unknown setting(s) prot"),
+        ({}, "port = [1]\n", "port: expected an integer"),
+        ({}, "port = \n", "not TOML"),
+    ],
+)
 def test_a_value_that_does_not_parse_names_where_it_came_from(tmp_path, environ, config, fragment):
     argv = []
     if config is not None:
@@ -46,7 +61,14 @@ def test_a_value_that_does_not_parse_names_where_it_came_from(tmp_path, environ,
 
 
 def test_serve_with_a_bad_variable_stops_before_loading_anything():
-    done = subprocess.run([sys.executable, "-m", "jitagent", "serve"], capture_output=True, text=True, timeout=120,
-                          env={"PATH": "/usr/bin:/bin", "JITAGENT_PORT": "eighty"})
+    done = subprocess.run(
+        [sys.executable, "-m", "jitagent", "serve"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "JITAGENT_PORT": "eighty"},
+    )
     assert done.returncode == 2
-    assert done.stderr.strip().splitlines() == ["jitagent serve: JITAGENT_PORT: expected an integer, got 'eighty'"]
+    assert done.stderr.strip().splitlines() == [
+        "jitagent serve: JITAGENT_PORT: expected an integer, got 'eighty'"
+    ]

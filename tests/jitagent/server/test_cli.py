@@ -15,7 +15,9 @@ from .conftest import free_port
 
 
 def jitagent(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "jitagent", *args], capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "jitagent", *args], capture_output=True, text=True, timeout=timeout
+    )
 
 
 def one_line(done) -> str:
@@ -29,8 +31,23 @@ def server(tmp_path_factory):
     """`jitagent serve` with the instant scripted model, as its own process."""
     port, data = free_port(), tmp_path_factory.mktemp("data")
     log = (data / "serve.log").open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "jitagent", "serve", "--port", str(port), "--data-dir", str(data),
-                            "--meta-model", "scripted", "--no-dry-run"], stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "jitagent",
+            "serve",
+            "--port",
+            str(port),
+            "--data-dir",
+            str(data),
+            "--meta-model",
+            "scripted",
+            "--no-dry-run",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     address = f"127.0.0.1:{port}"
     for _ in range(600):
         if jitagent("client", "health", "--address", address, timeout=30).stdout.strip() == "SERVING":
@@ -52,9 +69,14 @@ def test_the_token_comes_from_a_file_or_the_environment(tmp_path, monkeypatch):
     assert secret_from(None, tmp_path / "token", "--auth-token", TOKEN_ENV) == "from-file"
 
 
-@pytest.mark.parametrize("flag, file, fragment", [
-    ("s3cret", None, "puts the secret in argv"), (None, "missing", "No such file"), (None, "empty", "empty"),
-])
+@pytest.mark.parametrize(
+    "flag, file, fragment",
+    [
+        ("s3cret", None, "puts the secret in argv"),
+        (None, "missing", "No such file"),
+        (None, "empty", "empty"),
+    ],
+)
 def test_a_secret_in_argv_or_a_bad_secret_file_refuses_with_one_line(tmp_path, flag, file, fragment):
     (tmp_path / "empty").write_text("\n")
     with pytest.raises(Failure) as refused:
@@ -62,8 +84,15 @@ def test_a_secret_in_argv_or_a_bad_secret_file_refuses_with_one_line(tmp_path, f
     assert fragment in str(refused.value) and "\n" not in str(refused.value) and refused.value.status == 2
 
 
-@pytest.mark.parametrize("argv", [["serve", "--auth-token", "s3cret"], ["client", "--token", "s3cret", "health"],
-                                  ["client", "health", "--token", "s3cret"], ["serve", "--api-key", "k"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["serve", "--auth-token", "s3cret"],
+        ["client", "--token", "s3cret", "health"],
+        ["client", "health", "--token", "s3cret"],
+        ["serve", "--api-key", "k"],
+    ],
+)
 def test_secrets_in_argv_refuse_to_start(argv):
     done = jitagent(*argv)
     assert done.returncode == 2 and "puts the secret in argv" in one_line(done)
@@ -92,9 +121,20 @@ def test_an_unverified_solve_shows_no_reward_and_a_report_attaches_to_its_run(se
     done = jitagent("client", "solve", "Write a haiku about the sea.", "--address", address, "--json")
     result = json.loads(done.stdout.splitlines()[-1])["result"]
     assert "reward" not in result["run"] and "passed" not in result["run"]
-    reported = jitagent("client", "report", result["run_id"], "--reward", "1", "--detail", "a fine haiku",
-                        "--address", address)
-    assert reported.returncode == 0 and "recorded" in reported.stdout and "incumbent none yet" in reported.stdout
+    reported = jitagent(
+        "client",
+        "report",
+        result["run_id"],
+        "--reward",
+        "1",
+        "--detail",
+        "a fine haiku",
+        "--address",
+        address,
+    )
+    assert (
+        reported.returncode == 0 and "recorded" in reported.stdout and "incumbent none yet" in reported.stdout
+    )
     again = jitagent("client", "report", result["run_id"], "--reward", "0", "--address", address)
     assert again.returncode == 2 and one_line(again).startswith("jitagent client report: ALREADY_EXISTS")
     unknown = jitagent("client", "report", "no-such-run", "--reward", "1", "--address", address)
@@ -105,12 +145,24 @@ def test_expect_and_verifier_attach_a_verifier(server):
     address, _ = server
     expected = jitagent("client", "solve", "What is 2 + 2?", "--expect", "4", "--address", address, "--json")
     run = json.loads(expected.stdout.splitlines()[-1])["result"]["run"]
-    assert run["passed"] is False and run["reward"] == 0 and "expected 4" in run["verdict"]  # the model says 0
-    regex = jitagent("client", "solve", "Say zero.", "--verifier", '{"kind": "regex", "pattern": "0"}',
-                     "--address", address, "--json")
+    assert (
+        run["passed"] is False and run["reward"] == 0 and "expected 4" in run["verdict"]
+    )  # the model says 0
+    regex = jitagent(
+        "client",
+        "solve",
+        "Say zero.",
+        "--verifier",
+        '{"kind": "regex", "pattern": "0"}',
+        "--address",
+        address,
+        "--json",
+    )
     assert json.loads(regex.stdout.splitlines()[-1])["result"]["run"]["reward"] == 1
     bad = jitagent("client", "solve", "x", "--verifier", '{"kind": "regex"', "--address", address)
-    assert bad.returncode == 2 and one_line(bad).startswith("jitagent client solve: --verifier: not a JSON object")
+    assert bad.returncode == 2 and one_line(bad).startswith(
+        "jitagent client solve: --verifier: not a JSON object"
+    )
 
 
 def test_a_client_deadline_is_one_line(server):
@@ -124,5 +176,7 @@ def test_a_second_server_on_a_used_port_fails_fast(server, tmp_path):
     start = time.monotonic()
     done = jitagent("serve", "--port", str(port), "--data-dir", str(tmp_path), "--meta-model", "scripted")
     assert done.returncode == 1 and time.monotonic() - start < 60
-    assert one_line(done) == (f"jitagent serve: cannot listen on 127.0.0.1:{port}: the port is in use (another "
-                              f"server?) or the host is not this machine's; choose another with --port or --host")
+    assert one_line(done) == (
+        f"jitagent serve: cannot listen on 127.0.0.1:{port}: the port is in use (another "
+        f"server?) or the host is not this machine's; choose another with --port or --host"
+    )

@@ -13,14 +13,23 @@ import pytest
 from .conftest import running
 
 GRPCURL = shutil.which("grpcurl") or str(Path(sys.executable).parent / "grpcurl")
-TASK = {"task": {"prompt": "State the final answer to the following arithmetic problem: 4 + 3 =", "type": "chain_sum",
-                 "verifier": {"reasoning_gym": {"dataset": "chain_sum", "seed": 42, "size": 5, "index": 0}}},
-        "n": 1}
+TASK = {
+    "task": {
+        "prompt": "State the final answer to the following arithmetic problem: 4 + 3 =",
+        "type": "chain_sum",
+        "verifier": {"reasoning_gym": {"dataset": "chain_sum", "seed": 42, "size": 5, "index": 0}},
+    },
+    "n": 1,
+}
 
 
 def grpcurl(port: int, *words: str, flags: tuple[str, ...] = ()) -> str:
-    done = subprocess.run([GRPCURL, "-plaintext", *flags, f"127.0.0.1:{port}", *words],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [GRPCURL, "-plaintext", *flags, f"127.0.0.1:{port}", *words],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -40,9 +49,11 @@ def test_grpcurl_lists_describes_and_solves_a_reasoning_gym_task_with_a_verified
         async with running(make_config()) as (server, _):
             listed = await asyncio.to_thread(grpcurl, server.port, "list")
             described = await asyncio.to_thread(grpcurl, server.port, "describe", "jitagent.v1.Verifier")
-            solved = await asyncio.to_thread(grpcurl, server.port, "jitagent.v1.JitAgent/Solve",
-                                             flags=("-d", json.dumps(TASK)))
+            solved = await asyncio.to_thread(
+                grpcurl, server.port, "jitagent.v1.JitAgent/Solve", flags=("-d", json.dumps(TASK))
+            )
             return listed, described, solved
+
     listed, described, solved = asyncio.run(main())
     assert {"jitagent.v1.JitAgent", "grpc.health.v1.Health"} <= set(listed.split())
     assert "oneof kind" in described and ".jitagent.v1.ReasoningGymEntry reasoning_gym" in described

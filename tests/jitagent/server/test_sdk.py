@@ -21,10 +21,17 @@ def test_the_sync_client_solves_reports_and_says_what_went_wrong(make_config):
                 with pytest.raises(JitAgentError) as refused:
                     await asyncio.to_thread(agent.report, "no-such-run", 2.0)
             return checked, unchecked, reported, synthesized, refused.value
+
     checked, unchecked, reported, synthesized, refused = asyncio.run(main())
     assert checked.verified and checked.reward == 0.0 and checked.passed is False  # the model answers 0
     assert checked.answer == "0" and checked.route in ("exploit", "explore", "synthesized", "fallback")
     assert not unchecked.verified and unchecked.reward is None and unchecked.passed is None
-    assert reported.cluster == "type:poem" and reported.harness_id == unchecked.harness_id and not reported.promoted
+    assert (
+        reported.cluster == "type:poem"
+        and reported.harness_id == unchecked.harness_id
+        and not reported.promoted
+    )
     assert synthesized.run_id and synthesized.spec_json.startswith("{")
-    assert refused.code == "INVALID_ARGUMENT" and refused.violations == [("reward", "must be in [0, 1], got 2.0")]
+    assert refused.code == "INVALID_ARGUMENT" and refused.violations == [
+        ("reward", "must be in [0, 1], got 2.0")
+    ]

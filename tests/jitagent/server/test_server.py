@@ -35,7 +35,8 @@ def test_synthesize_batch_of_tasks_with_n_candidates(make_config):
             assert len(reply.results) == 2
             for result in reply.results:
                 assert result.route == pb.ROUTE_SYNTHESIZED and len(result.candidates) == 2 and result.run_id
-                assert result.harness.id and result.arms and result.cost.synthesis.HasField("completion_tokens")
+                assert result.harness.id and result.arms
+                assert result.cost.synthesis.HasField("completion_tokens")
                 assert all(c.rounds for c in result.candidates)
     asyncio.run(main())
 
@@ -71,12 +72,13 @@ def test_bank_reads_and_report_outcome_changing_an_incumbent(make_config):
             direct, pot = SEEDS["direct"].id, SEEDS["program_of_thought"].id
             assert (await client.get_harness(pot)).name == "program_of_thought"
             text = "How many apples are left after eating 3 of 17?"
-            first = [await client.report_harness_outcome(direct, text, reward, task_type="fruit", prompt_tokens=10,
-                                                         completion_tokens=5, wall_s=1.0) for reward in (0.0, 0.0, 1.0, 0.0)]
+            report = client.report_harness_outcome
+            first = [await report(direct, text, reward, task_type="fruit", prompt_tokens=10,
+                                  completion_tokens=5, wall_s=1.0) for reward in (0.0, 0.0, 1.0, 0.0)]
             assert first[0].incumbent_id == "" and first[0].cluster == "type:fruit"  # one report does not promote
             assert first[-1].incumbent_id == direct
-            replies = [await client.report_harness_outcome(pot, text, 1.0, task_type="fruit", prompt_tokens=10,
-                                                           completion_tokens=5, wall_s=1.0) for _ in range(6)]
+            replies = [await report(pot, text, 1.0, task_type="fruit", prompt_tokens=10, completion_tokens=5,
+                                    wall_s=1.0) for _ in range(6)]
             assert any(r.promoted for r in replies) and replies[-1].incumbent_id == pot
             rolled = await client.rollback("type:fruit")
             assert rolled.restored == direct and rolled.replaced == pot
@@ -242,7 +244,7 @@ def test_an_unverified_solve_has_no_reward_and_a_report_by_run_id_lands_on_that_
             assert not any(e.HasField("bank") for e in events)  # nothing to learn from yet
             reply = await client.report_outcome(result.run_id, 1.0, detail="the user liked it")
             assert (reply.cluster, reply.harness_id) == ("type:poem", result.synthesis.harness.id)
-            assert not reply.promoted and reply.incumbent_id == ""  # one report is one outcome, not a promotion
+            assert not reply.promoted and reply.incumbent_id == ""  # one report is one outcome, no promotion
             for run_id, status in ((result.run_id, grpc.StatusCode.ALREADY_EXISTS),
                                    ("no-such-run", grpc.StatusCode.NOT_FOUND)):
                 with pytest.raises(grpc.aio.AioRpcError) as err:
@@ -304,6 +306,8 @@ def test_a_second_server_on_a_used_port_is_refused(make_config):
     async def main():
         config = make_config()
         async with running(config, build=lambda c: None) as (server, _):
-            with pytest.raises(StartupError, match=f"cannot listen on 127.0.0.1:{server.port}: the port is in use"):
-                await JitAgentServer(config.model_copy(update={"port": server.port}), build=lambda c: None).start()
+            second = JitAgentServer(config.model_copy(update={"port": server.port}), build=lambda c: None)
+            in_use = f"cannot listen on 127.0.0.1:{server.port}: the port is in use"
+            with pytest.raises(StartupError, match=in_use):
+                await second.start()
     asyncio.run(main())

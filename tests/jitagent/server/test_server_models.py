@@ -7,6 +7,7 @@ import grpc
 import pytest
 
 from jitagent.tasks import Task
+from jitagent.v1 import jitagent_pb2 as pb
 
 from .conftest import running
 
@@ -19,12 +20,12 @@ def test_solve_streams_events_as_they_happen(make_config):
             task = Task(id="add", prompt="What is 21 + 21?", type="arithmetic", verifier={"kind": "numeric", "expected": 42})
             kinds, stamps = [], []
             async for event in client.solve(task, n=2):
-                kinds.append(event.kind)
+                kinds.append(event.WhichOneof("event"))
                 stamps.append(time.monotonic())
-                if event.kind == "result":
+                if event.HasField("result"):
                     result = event.result
             assert kinds[0] == "retrieved" and kinds[-1] == "result"
-            for expected in ("candidate", "route", "chosen", "step", "verdict", "bank"):
+            for expected in ("candidate", "routed", "chosen", "step", "verdict", "bank"):
                 assert expected in kinds
             assert kinds.index("candidate") < kinds.index("chosen") < kinds.index("step") < kinds.index("verdict")
             assert stamps[-1] - stamps[0] > 0.05  # streamed over time, not in one burst at the end
@@ -55,7 +56,7 @@ def test_cancellation_mid_stream_stops_the_work(make_config):
         async with running(make_config(meta="smollm2-135m")) as (server, client):
             call = client.solve("Write a long story about a lighthouse keeper and count its words.")
             first = await call.read()
-            assert first.kind == "retrieved"
+            assert first.HasField("retrieved")
             call.cancel()
             for _ in range(100):
                 if server.metrics.in_flight._value.get() == 0:
@@ -75,12 +76,12 @@ def test_stream_of_20_tasks_carries_experience_forward(make_config):
         async with running(make_config(meta="smollm2-135m")) as (server, client):
             responses = [r async for r in client.stream(tasks, n=1)]
             assert [r.sequence for r in responses] == list(range(20))
-            assert all(not r.error for r in responses)
-            first_refs = responses[0].result.synthesis.references
-            assert all(ref.prior_runs == 0 for ref in first_refs)
+            assert all(r.HasField("result") and not r.result.run.error for r in responses)
+            assert all(arm.runs == 0 for arm in responses[0].result.synthesis.arms)
             # later tasks route on what earlier tasks stored: arms with runs in the cluster, fewer syntheses
-            assert any(ref.prior_runs > 0 for r in responses[5:] for ref in r.result.synthesis.references)
-            synthesized = [r.result.synthesis.route in ("synthesized", "fallback") for r in responses]
+            assert any(arm.runs > 0 for r in responses[5:] for arm in r.result.synthesis.arms)
+            routes = [r.result.synthesis.route for r in responses]
+            synthesized = [route in (pb.ROUTE_SYNTHESIZED, pb.ROUTE_FALLBACK) for route in routes]
             assert synthesized[0] and sum(synthesized[10:]) <= sum(synthesized[:10])  # the share decays
             stats = server.service.pipeline.bank.stats()
             assert stats["outcomes"] == 20

@@ -25,6 +25,10 @@ def outcome(**fields) -> pb.ReportOutcomeRequest:
                                       "wall_s": 1.0, **fields})
 
 
+def solve_with(**verifier) -> pb.SolveRequest:
+    return pb.SolveRequest(task=pb.Task(prompt="p", verifier=pb.Verifier(**verifier)))
+
+
 def test_bad_requests_name_the_field_and_leave_no_workspace_or_outcome(make_config):
     async def main():
         async with running(make_config()) as (server, client):
@@ -33,14 +37,11 @@ def test_bad_requests_name_the_field_and_leave_no_workspace_or_outcome(make_conf
             solve = [(pb.SolveRequest(task=pb.Task(prompt="p", files={name: "x"})), "task: files")
                      for name in BAD_NAMES]
             solve += [
-                (pb.SolveRequest(task=pb.Task(prompt="p", verifier=pb.Verifier(numeric=pb.NumericAnswer(
-                    expected=1, tolerance=float("nan"))))), "tolerance"),
-                (pb.SolveRequest(task=pb.Task(prompt="p", verifier=pb.Verifier(regex=pb.RegexMatch(pattern="(")))),
-                 "task.verifier.regex.pattern: does not compile"),
-                (pb.SolveRequest(task=pb.Task(prompt="p", verifier=pb.Verifier(regex=pb.RegexMatch(pattern="a" * 10_000)))),
-                 "pattern"),
-                (pb.SolveRequest(task=pb.Task(prompt="p", verifier=pb.Verifier(reasoning_gym=pb.ReasoningGymEntry(
-                    dataset="chain_sum", seed=1, size=2, index=5)))), "index must be in [0, size=2)"),
+                (solve_with(numeric=pb.NumericAnswer(expected=1, tolerance=float("nan"))), "tolerance"),
+                (solve_with(regex=pb.RegexMatch(pattern="(")), "task.verifier.regex.pattern: does not compile"),
+                (solve_with(regex=pb.RegexMatch(pattern="a" * 10_000)), "pattern"),
+                (solve_with(reasoning_gym=pb.ReasoningGymEntry(dataset="chain_sum", seed=1, size=2, index=5)),
+                 "index must be in [0, size=2)"),
             ]
             for request, fragment in solve:
                 with pytest.raises(grpc.aio.AioRpcError) as err:
@@ -52,7 +53,8 @@ def test_bad_requests_name_the_field_and_leave_no_workspace_or_outcome(make_conf
             assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "tasks[1]: files" in err.value.details()
             reports = [(outcome(wall_s=float("nan")), "wall_s"), (outcome(wall_s=float("inf")), "wall_s"),
                        (outcome(reward=float("nan")), "reward"), (outcome(prompt_tokens=-5), "prompt_tokens"),
-                       (pb.ReportOutcomeRequest(harness_id=DIRECT, task_text="t", wall_s=1.0), "reward: required"),
+                       (pb.ReportOutcomeRequest(harness_id=DIRECT, task_text="t", wall_s=1.0),
+                        "reward: required"),
                        (outcome(wall_s=None), "wall_s: required")]
             for request, fragment in reports:
                 with pytest.raises(grpc.aio.AioRpcError) as err:

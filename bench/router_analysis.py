@@ -57,7 +57,8 @@ def analyse(folder: Path) -> str:
         synth = [r for r in rows if r["synthesis_tokens"] and r["order"] is not None]
         if synth:  # does the synthesis prompt stay flat over the stream?
             length = max(r["order"] for r in rows) + 1
-            thirds = [[r["synthesis_tokens"] for r in synth if 3 * r["order"] // length == i] for i in range(3)]
+            thirds = [[r["synthesis_tokens"] for r in synth if 3 * r["order"] // length == i]
+                      for i in range(3)]
             lines.append("  synthesis tokens per synthesizing unit over the stream's thirds: "
                          + " → ".join(f"{mean(t):.0f} ({len(t)})" for t in thirds))
         lines += _harnesses(folder, arm, per_task(base_rows))

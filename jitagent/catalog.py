@@ -2,25 +2,24 @@
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from importlib import resources
 from pathlib import Path
 
 from jitagent.spec import HarnessSpec, load_spec, parse_spec
 
-SEED_NAMES = ("direct", "react", "plan_and_execute", "reflexion", "self_refine", "self_consistency",
-              "program_of_thought", "codeact", "rewoo", "least_to_most", "recursive", "tree_of_thoughts",
-              "test_driven")
+SEED_FILE = re.compile(r"\d+_\w+\.yaml")  # beside them, control_prompts.yaml is not a seed
 
 
 @cache
 def load_seeds() -> dict[str, HarnessSpec]:
-    root = resources.files("jitagent.seeds")
-    seeds = {}
-    for name in SEED_NAMES:
-        spec = parse_spec(root.joinpath(f"{name}.yaml").read_text())
-        seeds[name] = spec.derive(origin="seed", generator="human")
-    return seeds
+    """The seeds by name, from their files `seeds/NN_name.yaml` in NN order: the order they enter a bank
+    (its listing and its index follow it) and are shown in."""
+    files = sorted((f for f in resources.files("jitagent.seeds").iterdir() if SEED_FILE.fullmatch(f.name)),
+                   key=lambda f: f.name)
+    specs = [parse_spec(f.read_text()).derive(origin="seed", generator="human") for f in files]
+    return {spec.name: spec for spec in specs}
 
 
 def resolve_harness(name_or_path: str) -> HarnessSpec:
@@ -34,5 +33,5 @@ def resolve_harness(name_or_path: str) -> HarnessSpec:
 
 
 def seed_bank(bank) -> list[str]:
-    """Put the 13 seeds into a harness bank (idempotent)."""
+    """Put the seeds into a harness bank (idempotent)."""
     return [bank.add_harness(spec.model_dump(mode="json")) for spec in load_seeds().values()]

@@ -18,8 +18,7 @@ from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_valid
                       model_validator)
 
 from jitagent.nesting import NestingError, yaml_load
-
-TOOL_NAMES = ("python", "shell", "read_file", "write_file", "list_dir", "final_answer")
+from jitagent.tools import TOOL_NAMES
 
 # Fields a prompt template may reference; anything else is a validation error.
 TEMPLATE_FIELDS = frozenset({"task", "tools", "plan", "notes", "summary", "observation", "step", "reflection"})

@@ -12,7 +12,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from jitagent.nesting import NestingError, json_loads
-from jitagent.spec import TOOL_NAMES, format_validation_error
+from jitagent.spec import format_validation_error
+from jitagent.tools import TOOL_NAMES
 
 SPLITS = ("learn", "score", "final")
 MAX_PATTERN = 4096  # a regex verifier's pattern: compiled in the server process, so bounded

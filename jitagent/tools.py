@@ -23,6 +23,7 @@ TOOL_SCHEMAS: dict[str, dict] = {
     "final_answer": {"description": "Give the final answer and stop.",
                      "parameters": {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}},
 }
+TOOL_NAMES = tuple(TOOL_SCHEMAS)
 
 READ_LIMIT = 8000
 LIST_LIMIT = 500

@@ -1,1 +1,2 @@
-"""The 13 seed harness specs, shipped as package data."""
+"""The seed harness specs (`NN_name.yaml`, NN: the order they enter a bank) and the runtime's control
+prompts, shipped as package data."""

@@ -9,28 +9,29 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from jitagent.spec import HarnessSpec, parse_spec
+from jitagent.spec import ActionSpec, HarnessSpec, PlanningSpec, parse_spec
 
-PLANNING = ("none", "upfront", "replan", "reflect", "decompose")
-ACTIONS = ("direct", "react", "codeact", "json_tool")
+# the kinds an edit may pick are the spec's own: a new kind is offered as soon as the spec has it
+ActionKind = ActionSpec.model_fields["kind"].annotation
+AnswerFrom = ActionSpec.model_fields["answer_from"].annotation
+PlanningKind = PlanningSpec.model_fields["kind"].annotation
 
 
 class HarnessEdit(BaseModel):
+    """What the schema below lets the meta-model write; every field it offers, and only those."""
+
     model_config = ConfigDict(extra="forbid")
 
     parent: str = Field(..., description="name of the reference harness to start from")
-    action: Literal["direct", "react", "codeact", "json_tool"] | None = None
-    answer_from: Literal["text", "stdout"] | None = None
-    planning: Literal["none", "upfront", "replan", "reflect", "decompose"] | None = None
-    memory: Literal["full", "window", "summary", "notes"] | None = None
+    action: ActionKind | None = None
+    answer_from: AnswerFrom | None = None
+    planning: PlanningKind | None = None
     tools: list[str] | None = None
     max_steps: int | None = None
-    samples: int | None = None
-    verify: Literal["none", "self_check", "run_tests"] | None = None
     instruction: str = Field("", description="one line added to the system prompt")
 
 
@@ -40,9 +41,9 @@ def edit_schema(parents: list[str], tools: list[str]) -> dict:
         "type": "object",
         "properties": {
             "parent": {"type": "string", "enum": parents},
-            "action": {"type": "string", "enum": list(ACTIONS)},
-            "answer_from": {"type": "string", "enum": ["text", "stdout"]},
-            "planning": {"type": "string", "enum": list(PLANNING)},
+            "action": {"type": "string", "enum": list(get_args(ActionKind))},
+            "answer_from": {"type": "string", "enum": list(get_args(AnswerFrom))},
+            "planning": {"type": "string", "enum": list(get_args(PlanningKind))},
             "tools": {"type": "array", "items": {"type": "string", "enum": tools}, "maxItems": len(tools)},
             "max_steps": {"type": "integer", "minimum": 1, "maximum": 8},
             "instruction": {"type": "string", "maxLength": 160},
@@ -69,14 +70,8 @@ def build_spec(edit: HarnessEdit, parent: HarnessSpec) -> HarnessSpec:
         data["action"]["kind"] = edit.action
     if edit.answer_from:
         data["action"]["answer_from"] = edit.answer_from
-    if edit.samples is not None:
-        data["action"]["samples"] = edit.samples
-    if edit.verify:
-        data["action"]["verify"] = edit.verify
     if edit.planning:
         data["planning"]["kind"] = edit.planning
-    if edit.memory:
-        data["memory"]["kind"] = edit.memory
     if edit.tools is not None:
         data["tools"]["tools"] = list(edit.tools)
         if data["tools"].get("required_first") not in edit.tools:

@@ -90,10 +90,9 @@ def parse_output(text: str, parents: dict[str, HarnessSpec], ceilings: Ceilings)
     if value.get("answer_from") == "stdout" and value.get("action") not in (None, "codeact"):
         notes.append(f"answer_from stdout needs codeact: -> text for action {value['action']!r}")
         value["answer_from"] = "text"  # the grammar cannot tie the two fields; the meaning is plain
-    for key in ("max_steps", "samples"):
-        if isinstance(value.get(key), int) and value[key] > getattr(ceilings, key):
-            notes.append(f"{key} clamped {value[key]} -> {getattr(ceilings, key)}")
-            value[key] = getattr(ceilings, key)
+    if isinstance(value.get("max_steps"), int) and value["max_steps"] > ceilings.max_steps:
+        notes.append(f"max_steps clamped {value['max_steps']} -> {ceilings.max_steps}")
+        value["max_steps"] = ceilings.max_steps
     try:
         edit = HarnessEdit.model_validate(value)
     except ValidationError as exc:
@@ -174,7 +173,3 @@ async def validate_static(text: str, parents: dict[str, HarnessSpec], task: Task
     code_error = await check_code(result.spec)
     result.checks.append(Check("code", code_error is None, code_error or ""))
     return result
-
-
-def spec_error(exc: Exception) -> str:
-    return str(exc) if isinstance(exc, SpecError) else f"{type(exc).__name__}: {exc}"

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from jitagent.catalog import SEED_NAMES, load_seeds
+from jitagent.catalog import load_seeds
 from jitagent.models import load_model
 from jitagent.runtime.agent import Runtime
 from jitagent.tasks import Task
@@ -30,13 +30,13 @@ def runtime():
     return Runtime(load_model("embedded"))
 
 
-@pytest.mark.parametrize("name", SEED_NAMES)
+@pytest.mark.parametrize("name", list(load_seeds()))
 def test_seed_runs_end_to_end(runtime, name):
     task = TASKS[TASK_FOR.get(name, "text")]
     result = asyncio.run(runtime.run(load_seeds()[name], task))
     kinds = [e.kind for e in result.trajectory.events]
     assert result.error is None, result.error
-    assert "model" in kinds and kinds[-1] == "verdict"
+    assert "model" in kinds
     assert result.cost.completion_tokens > 0 and result.cost.prompt_tokens > 0 and result.cost.wall_s > 0
     assert 0.0 <= result.reward <= 1.0 and result.verdict
 
@@ -44,7 +44,7 @@ def test_seed_runs_end_to_end(runtime, name):
 def test_cli_run_prints_a_table_and_writes_json(tmp_path):
     out = tmp_path / "run.json"
     proc = subprocess.run([sys.executable, "-m", "jitagent", "run", "--harness", "program_of_thought", "--suite", "starter",
-                           "--split", "score", "--limit", "2", "--json", str(out)], capture_output=True, text=True, timeout=600)
+                           "--split", "score", "--limit", "2", "--out", str(out)], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert "success" in proc.stdout and "arithmetic-002" in proc.stdout
     data = json.loads(out.read_text())

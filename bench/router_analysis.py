@@ -15,7 +15,7 @@ from pathlib import Path
 
 from jitagent.benchmark.ledger import Ledger, total_tokens
 from jitagent.benchmark.stats import best_fixed, per_task
-from jitagent.pipeline import ROUTES
+from jitagent.events import ROUTES
 
 
 def mean(values) -> float:

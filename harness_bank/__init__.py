@@ -6,6 +6,7 @@ This package knows nothing of models, the runtime or the server.
 """
 
 from harness_bank.admission import AdmissionPolicy, Decision, Stats
-from harness_bank.bank import HarnessBank, Hit, Outcome, RunRecord
+from harness_bank.bank import HarnessBank, HarnessRecord, Hit, Incumbent, Outcome, Rollback, RunRecord
 
-__all__ = ["AdmissionPolicy", "Decision", "HarnessBank", "Hit", "Outcome", "RunRecord", "Stats"]
+__all__ = ["AdmissionPolicy", "Decision", "HarnessBank", "HarnessRecord", "Hit", "Incumbent", "Outcome",
+           "Rollback", "RunRecord", "Stats"]

@@ -8,7 +8,7 @@ import shutil
 import statistics
 import threading
 from collections import Counter, defaultdict
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -51,9 +51,6 @@ class Outcome:
     delivery: str | None = None  # the queue delivery it came from: recorded once, however often redelivered
     run_id: str | None = None  # the server run it is the outcome of (see record_run): one outcome per run
 
-    @property
-    def tokens(self) -> int | None:
-        return None if self.prompt_tokens is None or self.completion_tokens is None else self.prompt_tokens + self.completion_tokens
 
 
 @dataclass
@@ -79,7 +76,8 @@ class RunRecord:
     def outcome(self, reward: float, verdict: str, prompt_tokens: int | None, completion_tokens: int | None,
                 wall_s: float) -> Outcome:
         """Feedback on this run as the bank's evidence."""
-        return Outcome(self.harness_id, self.task_id, self.task_text, reward, prompt_tokens, completion_tokens, wall_s,
+        return Outcome(self.harness_id, self.task_id, self.task_text, reward, prompt_tokens,
+                       completion_tokens, wall_s,
                        verdict, self.cluster, self.task_type, self.tags, "feedback", self.answer, self.trace,
                        run_id=self.run_id)
 
@@ -93,8 +91,38 @@ class Hit:
     prior_reward: float | None
     prior_runs: int
 
-    def to_dict(self) -> dict:
-        return asdict(self)
+
+@dataclass(frozen=True)
+class HarnessRecord:
+    """A stored harness: its spec as stored, and the envelope fields the bank keeps beside it."""
+
+    id: str
+    name: str
+    description: str
+    parent_id: str | None
+    origin: str
+    generator: str
+    created_at: float
+    spec: dict
+
+
+@dataclass(frozen=True)
+class Incumbent:
+    """A cluster's incumbent and its record there."""
+
+    cluster: str
+    harness_id: str
+    since: float
+    runs: int
+    mean_reward: float | None
+    mean_tokens: float | None  # None: some token count unknown
+
+
+@dataclass(frozen=True)
+class Rollback:
+    cluster: str
+    restored: str  # the incumbent again
+    replaced: str  # the one it replaces
 
 
 class BankError(ValueError):
@@ -114,7 +142,8 @@ class HarnessBank:
     EXPERIENCE_MIN_SIM = 0.5  # below this a past task says nothing about this one
     CLUSTER_MIN_SIM = 0.6
 
-    def __init__(self, path: str | Path, policy: AdmissionPolicy | None = None, embedder: Embedder | None = None,
+    def __init__(self, path: str | Path, policy: AdmissionPolicy | None = None,
+                 embedder: Embedder | None = None,
                  index_kind: str = "hnsw", index_path: Path | None = None, poll_s: float = 1.0):
         self.store = open_store(path)
         self.path = self.store.path  # None for a shared database
@@ -146,7 +175,8 @@ class HarnessBank:
     def _db_vectors(self) -> tuple[np.ndarray, np.ndarray]:
         rows = self.store.query("SELECT vid, vector FROM vectors ORDER BY vid")
         ids = np.array([r["vid"] for r in rows], dtype=np.int64)
-        vectors = np.stack([np.frombuffer(r["vector"], dtype=np.float32) for r in rows]) if rows else np.zeros((0, DIM), np.float32)
+        vectors = (np.stack([np.frombuffer(r["vector"], dtype=np.float32) for r in rows]) if rows
+                   else np.zeros((0, DIM), np.float32))
         return ids, vectors
 
     def _check_index(self) -> bool:
@@ -168,7 +198,8 @@ class HarnessBank:
         if not vid:
             return True
         rows = self.store.query("SELECT vector FROM vectors WHERE vid = ?", (vid,))
-        return bool(rows) and np.array_equal(np.frombuffer(rows[0][0], dtype=np.float32), self.index.vector(vid))
+        return bool(rows) and np.array_equal(np.frombuffer(rows[0][0], dtype=np.float32),
+                                             self.index.vector(vid))
 
     def reindex(self) -> int:
         with self._synced:
@@ -244,28 +275,31 @@ class HarnessBank:
         self.catch_up()
         return harness_id
 
-    def get(self, harness_id: str) -> dict:
+    def get(self, harness_id: str) -> HarnessRecord:
         rows = self.store.query("SELECT * FROM harnesses WHERE id = ?", (harness_id,))
         if not rows:
             raise BankError(f"unknown harness id {harness_id!r}")
-        return self._harness_row(rows[0])
+        return self._harness_record(rows[0])
 
-    def _harness_row(self, row) -> dict:
-        return {"id": row["id"], "name": row["name"], "description": row["description"], "parent_id": row["parent_id"],
-                "origin": row["origin"], "generator": row["generator"], "created_at": row["created_at"],
-                "spec": json.loads(row["spec"])}
+    @staticmethod
+    def _harness_record(row) -> HarnessRecord:
+        return HarnessRecord(row["id"], row["name"], row["description"], row["parent_id"], row["origin"],
+                             row["generator"], row["created_at"], json.loads(row["spec"]))
 
-    def list_harnesses(self, origin: str | None = None, limit: int = 1000, offset: int = 0) -> list[dict]:
-        sql = "SELECT * FROM harnesses" + (" WHERE origin = ?" if origin else "") + " ORDER BY created_at, id LIMIT ? OFFSET ?"
-        return [self._harness_row(r) for r in self.store.query(sql, ((origin,) if origin else ()) + (limit, offset))]
+    def list_harnesses(self, origin: str | None = None, limit: int = 1000,
+                       offset: int = 0) -> list[HarnessRecord]:
+        sql = ("SELECT * FROM harnesses" + (" WHERE origin = ?" if origin else "")
+               + " ORDER BY created_at, id LIMIT ? OFFSET ?")
+        return [self._harness_record(r)
+                for r in self.store.query(sql, ((origin,) if origin else ()) + (limit, offset))]
 
-    def lineage(self, harness_id: str) -> list[dict]:
+    def lineage(self, harness_id: str) -> list[HarnessRecord]:
         """The harness and its ancestors, newest first."""
         chain, current = [], harness_id
         while current:
             harness = self.get(current)
             chain.append(harness)
-            current = harness["parent_id"]
+            current = harness.parent_id
         return chain
 
     def record_candidate(self, task_id: str, task_text: str, candidate: dict, generator: str) -> int:
@@ -275,9 +309,11 @@ class HarnessBank:
         harness_id = self.add_harness(spec) if spec else None
         with self.store.transaction() as db:
             return db.execute(
-                "INSERT INTO candidates (task_digest, task_id, harness_id, parent_id, origin, generator, valid, history, created_at) "
+                "INSERT INTO candidates (task_digest, task_id, harness_id, parent_id, origin, generator, "
+                "valid, history, created_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                (digest(task_text), task_id, harness_id, candidate.get("parent_id"), candidate.get("origin", "synthesized"),
+                (digest(task_text), task_id, harness_id, candidate.get("parent_id"),
+                 candidate.get("origin", "synthesized"),
                  generator, int(bool(candidate.get("valid"))), json.dumps(candidate.get("history", [])),
                  now())).fetchone()[0]
 
@@ -294,9 +330,11 @@ class HarnessBank:
             return f"type:{task_type}"
         if tags:
             return "tags:" + "+".join(sorted(tags))
-        near = [ref for ref, sim in self._experiences(self.embedder.embed_one(task_text), 5) if sim >= self.CLUSTER_MIN_SIM]
+        near = [ref for ref, sim in self._experiences(self.embedder.embed_one(task_text), 5)
+                if sim >= self.CLUSTER_MIN_SIM]
         if near:
-            rows = self.store.query(f"SELECT cluster FROM outcomes WHERE id IN ({','.join('?' * len(near))})", tuple(near))
+            rows = self.store.query(f"SELECT cluster FROM outcomes WHERE id IN ({','.join('?' * len(near))})",
+                                    tuple(near))
             if rows:
                 return Counter(r[0] for r in rows).most_common(1)[0][0]
         return f"auto:{digest(task_text)[:10]}"
@@ -307,7 +345,8 @@ class HarnessBank:
         if not hits:
             return []
         vids = [vid for vid, _ in hits]
-        rows = self.store.query(f"SELECT vid, ref FROM vectors WHERE kind = 'experience' AND vid IN ({','.join('?' * len(vids))})",
+        rows = self.store.query("SELECT vid, ref FROM vectors WHERE kind = 'experience' AND vid IN "
+                                f"({','.join('?' * len(vids))})",
                                 tuple(vids))
         refs = {r["vid"]: int(r["ref"]) for r in rows}
         return [(refs[vid], sim) for vid, sim in hits if vid in refs][:k]
@@ -323,7 +362,8 @@ class HarnessBank:
 
     def _near(self, query: np.ndarray) -> list[tuple[object, float]]:
         """(outcome row, similarity) of the nearest past tasks that say something about this one."""
-        near = [(oid, sim) for oid, sim in self._experiences(query, self.NEIGHBOURS) if sim >= self.EXPERIENCE_MIN_SIM]
+        near = [(oid, sim)
+                for oid, sim in self._experiences(query, self.NEIGHBOURS) if sim >= self.EXPERIENCE_MIN_SIM]
         if not near:
             return []
         sims = dict(near)
@@ -366,18 +406,23 @@ class HarnessBank:
         retired = self.retired(cluster)
         hits = self._rank(query, near, references, exclude=frozenset(retired))
         local = {r["harness_id"]: r for r in self.store.query(
-            "SELECT harness_id, COUNT(*) AS n, SUM(reward) AS rewards, AVG(prompt_tokens + completion_tokens) AS tokens, "
-            "COUNT(prompt_tokens + completion_tokens) AS known FROM outcomes WHERE cluster = ? GROUP BY harness_id",
+            "SELECT harness_id, COUNT(*) AS n, SUM(reward) AS rewards, AVG(prompt_tokens + "
+            "completion_tokens) AS tokens, "
+            "COUNT(prompt_tokens + completion_tokens) AS known FROM outcomes WHERE cluster = ? GROUP BY "
+            "harness_id",
             (cluster,)) if r["harness_id"] not in retired}
         ids = list(dict.fromkeys([*local, *(h.harness_id for h in hits)]))
         if not ids:
             return [], 0.5
         marks = ",".join("?" * len(ids))
         elsewhere = {r["harness_id"]: r for r in self.store.query(
-            f"SELECT harness_id, COUNT(*) AS n, AVG(reward) AS reward, AVG(prompt_tokens + completion_tokens) AS tokens, "
-            f"COUNT(prompt_tokens + completion_tokens) AS known FROM outcomes WHERE cluster != ? AND harness_id IN ({marks}) "
+            "SELECT harness_id, COUNT(*) AS n, AVG(reward) AS reward, AVG(prompt_tokens + "
+            "completion_tokens) AS tokens, "
+            "COUNT(prompt_tokens + completion_tokens) AS known FROM outcomes WHERE cluster != ? AND "
+            f"harness_id IN ({marks}) "
             f"GROUP BY harness_id", (cluster, *ids))}
-        meta = {r["id"]: r for r in self.store.query(f"SELECT id, name, origin FROM harnesses WHERE id IN ({marks})",
+        meta = {r["id"]: r
+                for r in self.store.query(f"SELECT id, name, origin FROM harnesses WHERE id IN ({marks})",
                                                      tuple(ids))}
         near_out: dict[str, list[tuple[float, float]]] = defaultdict(list)
         for row, sim in near:
@@ -391,7 +436,8 @@ class HarnessBank:
             tokens = next((r["tokens"] for r in (here, there) if r is not None and r["n"]), None)
             known = next((r["known"] == r["n"] for r in (here, there) if r is not None and r["n"]), False)
             arms.append(ArmEvidence(
-                hid, meta[hid]["name"], meta[hid]["origin"], here["n"] if here else 0, here["rewards"] if here else 0.0,
+                hid, meta[hid]["name"], meta[hid]["origin"], here["n"] if here else 0,
+                here["rewards"] if here else 0.0,
                 weight, sum(s * r for s, r in seen) / weight if seen else None,
                 there["n"] if there else 0, there["reward"] if there else None,
                 tokens if known else None, similarity.get(hid, 0.0)))
@@ -427,13 +473,15 @@ class HarnessBank:
     def failures(self, cluster: str, harness_id: str, limit: int = 3) -> list[dict]:
         """The most recent outcomes of a harness in a cluster that fell short of full reward."""
         rows = self.store.query(
-            "SELECT task_text, answer, verdict, trace, reward FROM outcomes WHERE cluster = ? AND harness_id = ? "
+            "SELECT task_text, answer, verdict, trace, reward FROM outcomes WHERE cluster = ? AND harness_id "
+            "= ? "
             "AND reward < 1 ORDER BY id DESC LIMIT ?", (cluster, harness_id, limit))
         return [dict(r) for r in rows]
 
     def retired(self, cluster: str) -> set[str]:
         """Harnesses a rollback removed from this cluster (unless they are its incumbent again)."""
-        rows = self.store.query("SELECT previous_id FROM decisions WHERE cluster = ? AND kind = 'rollback'", (cluster,))
+        rows = self.store.query("SELECT previous_id FROM decisions WHERE cluster = ? AND kind = 'rollback'",
+                                (cluster,))
         current = self.store.query("SELECT harness_id FROM incumbents WHERE cluster = ?", (cluster,))
         return {r[0] for r in rows} - {r[0] for r in current}
 
@@ -445,10 +493,13 @@ class HarnessBank:
         """Harness description vectors, cached until the index takes in a new harness."""
         with self._cache_lock:
             if self._description_cache is None:
-                rows = self.store.query("SELECT v.ref, v.vector, h.name FROM vectors v JOIN harnesses h ON h.id = v.ref "
+                rows = self.store.query("SELECT v.ref, v.vector, h.name FROM vectors v JOIN harnesses h ON "
+                                        "h.id = v.ref "
                                         "WHERE v.kind = 'harness' ORDER BY v.vid")
-                matrix = np.stack([np.frombuffer(r["vector"], dtype=np.float32) for r in rows]) if rows else np.zeros((0, DIM), np.float32)
-                self._description_cache = ([r["ref"] for r in rows], {r["ref"]: r["name"] for r in rows}, matrix)
+                matrix = (np.stack([np.frombuffer(r["vector"], dtype=np.float32) for r in rows]) if rows
+                          else np.zeros((0, DIM), np.float32))
+                self._description_cache = ([r["ref"] for r in rows], {r["ref"]: r["name"] for r in rows},
+                                           matrix)
             return self._description_cache
 
     # --- outcomes, admission, incumbents -------------------------------------------------
@@ -470,12 +521,14 @@ class HarnessBank:
         with self.store.transaction() as db:
             self._lock_cluster(db, cluster)
             stored = db.execute(
-                "INSERT INTO outcomes (harness_id, task_id, task_digest, task_text, cluster, reward, prompt_tokens, "
+                "INSERT INTO outcomes (harness_id, task_id, task_digest, task_text, cluster, reward, "
+                "prompt_tokens, "
                 "completion_tokens, wall_s, verdict, source, created_at, answer, trace, delivery, run_id) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT DO NOTHING RETURNING id",
                 (outcome.harness_id, outcome.task_id, digest(outcome.task_text), outcome.task_text, cluster,
-                 outcome.reward, outcome.prompt_tokens, outcome.completion_tokens, outcome.wall_s, outcome.verdict,
+                 outcome.reward, outcome.prompt_tokens, outcome.completion_tokens, outcome.wall_s,
+                 outcome.verdict,
                  outcome.source, now(), outcome.answer, outcome.trace[:4000], outcome.delivery,
                  outcome.run_id)).fetchone()
             if stored is None:
@@ -492,34 +545,39 @@ class HarnessBank:
         """Keep what a run was, so that an outcome reported later by its id lands on exactly that
         run. The harness must be stored first."""
         with self.store.transaction() as db:
-            db.execute("INSERT INTO runs (id, harness_id, task_id, task_text, task_type, tags, cluster, route, answer, "
+            db.execute("INSERT INTO runs (id, harness_id, task_id, task_text, task_type, tags, cluster, "
+                       "route, answer, "
                        "trace, prompt_tokens, completion_tokens, wall_s, created_at) "
                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                       (run.run_id, run.harness_id, run.task_id, run.task_text, run.task_type, json.dumps(run.tags),
+                       (run.run_id, run.harness_id, run.task_id, run.task_text, run.task_type,
+                        json.dumps(run.tags),
                         run.cluster, run.route, run.answer, run.trace[:4000], run.prompt_tokens,
                         run.completion_tokens, run.wall_s, now()))
 
     def run(self, run_id: str) -> RunRecord:
-        rows = self.store.query("SELECT r.*, (SELECT COUNT(*) FROM outcomes o WHERE o.run_id = r.id) AS outcomes "
+        rows = self.store.query("SELECT r.*, (SELECT COUNT(*) FROM outcomes o WHERE o.run_id = r.id) AS "
+                                "outcomes "
                                 "FROM runs r WHERE r.id = ?", (run_id,))
         if not rows:
             raise BankError(f"unknown run id {run_id!r}")
         r = rows[0]
         return RunRecord(r["id"], r["harness_id"], r["task_id"], r["task_text"], r["cluster"], r["route"],
-                         r["task_type"], tuple(json.loads(r["tags"])), r["answer"], r["trace"], r["prompt_tokens"],
-                         r["completion_tokens"], r["wall_s"], r["outcomes"])
+                         r["task_type"], tuple(json.loads(r["tags"])), r["answer"], r["trace"],
+                         r["prompt_tokens"], r["completion_tokens"], r["wall_s"], r["outcomes"])
 
     def _lock_cluster(self, db, cluster: str) -> None:
         self.store.lock(db, f"cluster:{cluster}")
 
     def cluster_stats(self, cluster: str, harness_id: str, db=None) -> Stats | None:
         """`db`: the connection inside a running transaction; otherwise a locked read."""
-        sql = "SELECT reward, prompt_tokens, completion_tokens, wall_s FROM outcomes WHERE cluster = ? AND harness_id = ?"
-        rows = db.execute(sql, (cluster, harness_id)).fetchall() if db is not None else self.store.query(sql, (cluster, harness_id))
+        # tokens summed in SQL, as everywhere in the bank: NULL (unknown) + n is NULL
+        sql = ("SELECT reward, prompt_tokens + completion_tokens, wall_s FROM outcomes "
+               "WHERE cluster = ? AND harness_id = ?")
+        args = (cluster, harness_id)
+        rows = db.execute(sql, args).fetchall() if db is not None else self.store.query(sql, args)
         if not rows:
             return None
-        tokens = [None if r[1] is None or r[2] is None else r[1] + r[2] for r in rows]
-        return Stats.of([r[0] for r in rows], tokens, [r[3] for r in rows])
+        return Stats.of([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
 
     def _admit(self, db, cluster: str, candidate: str) -> Decision:
         row = db.execute("SELECT harness_id FROM incumbents WHERE cluster = ?", (cluster,)).fetchone()
@@ -528,31 +586,33 @@ class HarnessBank:
             return Decision(False, "candidate is already the incumbent")
         decision = self.policy.decide(self.cluster_stats(cluster, candidate, db),
                                       self.cluster_stats(cluster, incumbent, db) if incumbent else None)
-        db.execute("INSERT INTO decisions (cluster, candidate_id, previous_id, kind, reason, decided_at) VALUES (?, ?, ?, ?, ?, ?)",
-                   (cluster, candidate, incumbent, "promote" if decision.promote else "keep", decision.reason, now()))
+        db.execute("INSERT INTO decisions (cluster, candidate_id, previous_id, kind, reason, decided_at) "
+                   "VALUES (?, ?, ?, ?, ?, ?)",
+                   (cluster, candidate, incumbent, "promote" if decision.promote else "keep", decision.reason,
+                    now()))
         if decision.promote:
             db.execute("INSERT INTO incumbents VALUES (?, ?, ?) ON CONFLICT (cluster) DO UPDATE "
                        "SET harness_id = excluded.harness_id, since = excluded.since",
                        (cluster, candidate, now()))
         return decision
 
-    def incumbent(self, cluster: str) -> dict | None:
+    def incumbent(self, cluster: str) -> Incumbent | None:
         rows = self.store.query("SELECT harness_id, since FROM incumbents WHERE cluster = ?", (cluster,))
         if not rows:
             return None
         stats = self.cluster_stats(cluster, rows[0]["harness_id"])
-        return {"cluster": cluster, "harness_id": rows[0]["harness_id"], "since": rows[0]["since"],
-                "runs": stats.n if stats else 0, "mean_reward": stats.mean_reward if stats else None,
-                "mean_tokens": stats.mean_tokens if stats else None}
+        return Incumbent(cluster, rows[0]["harness_id"], rows[0]["since"], stats.n if stats else 0,
+                         stats.mean_reward if stats else None, stats.mean_tokens if stats else None)
 
-    def incumbents(self) -> list[dict]:
-        return [self.incumbent(r[0]) for r in self.store.query("SELECT cluster FROM incumbents ORDER BY cluster")]
+    def incumbents(self) -> list[Incumbent]:
+        return [self.incumbent(r[0])
+                for r in self.store.query("SELECT cluster FROM incumbents ORDER BY cluster")]
 
     def decisions(self, cluster: str | None = None) -> list[dict]:
         sql = "SELECT * FROM decisions" + (" WHERE cluster = ?" if cluster else "") + " ORDER BY id"
         return [dict(r) for r in self.store.query(sql, (cluster,) if cluster else ())]
 
-    def rollback(self, cluster: str) -> dict:
+    def rollback(self, cluster: str) -> Rollback:
         """Restore the incumbent that the latest promotion (not yet rolled back) replaced."""
         with self.store.transaction() as db:
             self._lock_cluster(db, cluster)
@@ -560,19 +620,24 @@ class HarnessBank:
             if current is None:
                 raise BankError(f"cluster {cluster!r} has no incumbent")
             promotion = db.execute(
-                "SELECT * FROM decisions WHERE cluster = ? AND kind = 'promote' AND candidate_id = ? ORDER BY id DESC LIMIT 1",
+                "SELECT * FROM decisions WHERE cluster = ? AND kind = 'promote' AND candidate_id = ? ORDER "
+                "BY id DESC LIMIT 1",
                 (cluster, current[0])).fetchone()
             previous = promotion["previous_id"] if promotion else None
             if previous is None:
-                raise BankError(f"cluster {cluster!r}: incumbent {current[0]} replaced nothing; nothing to roll back to")
-            db.execute("UPDATE incumbents SET harness_id = ?, since = ? WHERE cluster = ?", (previous, now(), cluster))
-            db.execute("INSERT INTO decisions (cluster, candidate_id, previous_id, kind, reason, decided_at) VALUES (?, ?, ?, 'rollback', ?, ?)",
+                raise BankError(f"cluster {cluster!r}: incumbent {current[0]} replaced nothing; nothing to "
+                                "roll back to")
+            db.execute("UPDATE incumbents SET harness_id = ?, since = ? WHERE cluster = ?",
+                       (previous, now(), cluster))
+            db.execute("INSERT INTO decisions (cluster, candidate_id, previous_id, kind, reason, decided_at) "
+                       "VALUES (?, ?, ?, 'rollback', ?, ?)",
                        (cluster, previous, current[0], f"rollback: {current[0]} -> {previous}", now()))
-        return {"cluster": cluster, "restored": previous, "replaced": current[0]}
+        return Rollback(cluster, previous, current[0])
 
     def stats(self) -> dict:
         count = lambda sql: self.store.query(sql)[0][0]  # noqa: E731
-        return {"harnesses": count("SELECT COUNT(*) FROM harnesses"), "outcomes": count("SELECT COUNT(*) FROM outcomes"),
+        return {"harnesses": count("SELECT COUNT(*) FROM harnesses"),
+                "outcomes": count("SELECT COUNT(*) FROM outcomes"),
                 "clusters": count("SELECT COUNT(DISTINCT cluster) FROM outcomes"),
                 "incumbents": count("SELECT COUNT(*) FROM incumbents"),
                 "candidates": count("SELECT COUNT(*) FROM candidates"), "index_size": self.index.size,

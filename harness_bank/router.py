@@ -26,11 +26,16 @@ RouteKind = Literal["exploit", "explore", "synthesize"]
 
 
 class RouterConfig(BaseModel):
-    references: int = Field(3, ge=1, le=13, description="retrieved references offered as arms besides the cluster's")
-    prior_weight: float = Field(2.0, gt=0, description="pseudo-observations a prior from other tasks counts for")
-    global_weight: float = Field(1.0, ge=0, description="pseudo-observations of the harness's record elsewhere")
-    synth_start: float = Field(1.0, ge=0, le=1, description="share of 'synthesize' in a cluster with no evidence")
-    synth_half_life: float = Field(2.0, gt=0, description="evidence (outcomes) at which that share has halved")
+    references: int = Field(3, ge=1, le=13,
+                            description="retrieved references offered as arms besides the cluster's")
+    prior_weight: float = Field(2.0, gt=0,
+                                description="pseudo-observations a prior from other tasks counts for")
+    global_weight: float = Field(1.0, ge=0,
+                                 description="pseudo-observations of the harness's record elsewhere")
+    synth_start: float = Field(1.0, ge=0, le=1,
+                               description="share of 'synthesize' in a cluster with no evidence")
+    synth_half_life: float = Field(2.0, gt=0,
+                                   description="evidence (outcomes) at which that share has halved")
     synth_floor: float = Field(0.05, ge=0, le=1, description="exploration by synthesis never stops entirely")
     tie_margin: float = Field(0.02, ge=0, le=1, description="draws this close are a tie: fewer tokens wins")
 
@@ -74,11 +79,24 @@ class Arm:
     def tokens_key(self) -> float:
         return math.inf if self.evidence.mean_tokens is None else self.evidence.mean_tokens
 
-    def to_dict(self) -> dict:
+    def summary(self) -> ArmSummary:
         e = self.evidence
-        return {"harness_id": e.harness_id, "name": e.name, "runs": e.runs, "mean": round(self.mean, 4),
-                "prior_mean": round(self.prior_mean, 4), "prior_weight": round(self.prior_weight, 3),
-                "mean_tokens": e.mean_tokens, "similarity": e.similarity}
+        return ArmSummary(e.harness_id, e.name, e.runs, round(self.mean, 4), round(self.prior_mean, 4),
+                          round(self.prior_weight, 3), e.mean_tokens, e.similarity)
+
+
+@dataclass(frozen=True)
+class ArmSummary:
+    """An arm as a route reports it: the posterior rounded for reading."""
+
+    harness_id: str
+    name: str
+    runs: int  # outcomes in this cluster
+    mean: float  # posterior mean reward
+    prior_mean: float
+    prior_weight: float
+    mean_tokens: float | None  # None: unknown
+    similarity: float
 
 
 @dataclass
@@ -104,7 +122,8 @@ class Router:
                 (e.global_runs * e.global_reward + base) / (e.global_runs + 1))
             near = min(e.near_weight, cfg.prior_weight)
             weights = near + cfg.global_weight
-            prior = (near * (e.near_reward or 0.0) + cfg.global_weight * anchor) / weights if weights else base
+            prior = ((near * (e.near_reward or 0.0) + cfg.global_weight * anchor) / weights if weights
+                     else base)
             arms.append(Arm(e, prior, max(min(weights, cfg.prior_weight), 1e-6)))
         return arms
 
@@ -114,7 +133,8 @@ class Router:
 
     def choose(self, evidence: list[ArmEvidence], base: float, rng: random.Random) -> RouteChoice:
         arms = self.arms(evidence, base)
-        weight = sum(a.evidence.runs for a in arms) + sum(min(a.evidence.near_weight, self.config.prior_weight)
+        weight = sum(a.evidence.runs for a in arms) + sum(min(a.evidence.near_weight,
+                                                              self.config.prior_weight)
                                                           for a in arms if a.evidence.runs == 0)
         share = self.synth_share(weight)
         best = min(arms, key=self._rank, default=None)
@@ -128,7 +148,8 @@ class Router:
         tied = [a for d, a in draws if d >= top - self.config.tie_margin]
         arm = min(tied, key=lambda a: (a.tokens_key, -a.mean, a.evidence.harness_id))
         route: RouteKind = "exploit" if arm is best else "explore"
-        return RouteChoice(route, arm, best, arms, f"Thompson draw {top:.2f}: {arm.evidence.name} (posterior mean "
+        return RouteChoice(route, arm, best, arms,
+                           f"Thompson draw {top:.2f}: {arm.evidence.name} (posterior mean "
                                                    f"{arm.mean:.2f}, {arm.evidence.runs} run(s) here)")
 
     @staticmethod

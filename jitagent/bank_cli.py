@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from dataclasses import asdict
+from datetime import UTC, datetime
 
 from rich.console import Console
 
@@ -21,15 +22,16 @@ def _open(args):
 
 
 def _out(args, value, render) -> int:
+    """`value` as JSON with --json, else `render()` for a person."""
     if args.json:
         print(json.dumps(value, indent=2, default=str))
     else:
-        render(value)
+        render()
     return 0
 
 
 def _when(ts: float) -> str:
-    return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def cmd_init(args) -> int:
@@ -38,67 +40,73 @@ def cmd_init(args) -> int:
     bank = _open(args)
     ids = seed_bank(bank)
     bank.close()
-    return _out(args, {"path": str(bank_location(args)), "seeds": len(ids)},
-                lambda v: console.print(f"bank at {v['path']} holds {v['seeds']} seeds"))
+    path = str(bank_location(args))
+    return _out(args, {"path": path, "seeds": len(ids)},
+                lambda: console.print(f"bank at {path} holds {len(ids)} seeds"))
 
 
 def cmd_ls(args) -> int:
-    rows = _open(args).list_harnesses(origin=args.origin)
-    rows = [{k: r[k] for k in ("id", "name", "origin", "parent_id", "generator", "created_at")} for r in rows]
+    harnesses = _open(args).list_harnesses(origin=args.origin)
+    rows = [{"id": h.id, "name": h.name, "origin": h.origin, "parent_id": h.parent_id,
+             "generator": h.generator, "created_at": h.created_at} for h in harnesses]
 
-    def render(rows):
+    def render():
         shown = table("id", "name", "origin", "parent", "generator", "created")
-        for r in rows:
-            shown.add_row(r["id"], r["name"], r["origin"], r["parent_id"] or "-", r["generator"],
-                          _when(r["created_at"]))
+        for h in harnesses:
+            shown.add_row(h.id, h.name, h.origin, h.parent_id or "-", h.generator, _when(h.created_at))
         console.print(shown)
     return _out(args, rows, render)
 
 
 def cmd_show(args) -> int:
-    return _out(args, _open(args).get(args.id), lambda v: console.print_json(json.dumps(v, default=str)))
+    harness = asdict(_open(args).get(args.id))
+    return _out(args, harness, lambda: console.print_json(json.dumps(harness, default=str)))
 
 
 def cmd_lineage(args) -> int:
-    chain = [{k: h[k] for k in ("id", "name", "origin", "generator", "parent_id")} for h in _open(args).lineage(args.id)]
-    return _out(args, chain, lambda v: console.print("\n".join(f"{'  ' * i}└ {h['id']} {h['name']} ({h['origin']}, {h['generator']})"
-                                                              for i, h in enumerate(v))))
+    chain = _open(args).lineage(args.id)
+    rows = [{"id": h.id, "name": h.name, "origin": h.origin, "generator": h.generator,
+             "parent_id": h.parent_id}
+            for h in chain]
+    return _out(args, rows, lambda: console.print("\n".join(
+        f"{'  ' * i}└ {h.id} {h.name} ({h.origin}, {h.generator})" for i, h in enumerate(chain))))
 
 
 def cmd_search(args) -> int:
-    hits = [h.to_dict() for h in _open(args).search(args.text, args.k)]
+    hits = _open(args).search(args.text, args.k)
 
-    def render(hits):
+    def render():
         shown = table("rank", "harness", "id", "score", "similarity", "prior reward", "runs")
         for i, h in enumerate(hits, 1):
-            shown.add_row(str(i), h["name"], h["harness_id"], f"{h['score']:.3f}", f"{h['similarity']:.3f}",
-                          "-" if h["prior_reward"] is None else f"{h['prior_reward']:.2f}", str(h["prior_runs"]))
+            shown.add_row(str(i), h.name, h.harness_id, f"{h.score:.3f}", f"{h.similarity:.3f}",
+                          "-" if h.prior_reward is None else f"{h.prior_reward:.2f}", str(h.prior_runs))
         console.print(shown)
-    return _out(args, hits, render)
+    return _out(args, [asdict(h) for h in hits], render)
 
 
 def cmd_incumbents(args) -> int:
-    rows = _open(args).incumbents()
+    incumbents = _open(args).incumbents()
 
-    def render(rows):
+    def render():
         shown = table("cluster", "harness", "runs", "mean reward", "mean tokens", "since")
-        for r in rows:
-            shown.add_row(r["cluster"], r["harness_id"], str(r["runs"]), f"{r['mean_reward']:.2f}",
-                          "unknown" if r["mean_tokens"] is None else f"{r['mean_tokens']:.0f}", _when(r["since"]))
+        for r in incumbents:
+            shown.add_row(r.cluster, r.harness_id, str(r.runs), f"{r.mean_reward:.2f}",
+                          "unknown" if r.mean_tokens is None else f"{r.mean_tokens:.0f}", _when(r.since))
         console.print(shown)
-    return _out(args, rows, render)
+    return _out(args, [asdict(r) for r in incumbents], render)
 
 
 def cmd_rollback(args) -> int:
-    result = _open(args).rollback(args.cluster)
-    return _out(args, result, lambda v: console.print(f"{v['cluster']}: restored {v['restored']} (replaced {v['replaced']})"))
+    done = _open(args).rollback(args.cluster)
+    return _out(args, asdict(done),
+                lambda: console.print(f"{done.cluster}: restored {done.restored} (replaced {done.replaced})"))
 
 
 def cmd_reindex(args) -> int:
     bank = _open(args)
     n = bank.reindex()
     return _out(args, {"vectors": n, "repaired_on_open": bank.repaired_on_open},
-                lambda v: console.print(f"index rebuilt from the database: {v['vectors']} vectors"))
+                lambda: console.print(f"index rebuilt from the database: {n} vectors"))
 
 
 def cmd_warm(args) -> int:
@@ -133,20 +141,23 @@ def cmd_warm(args) -> int:
             chosen = seeds
             if args.seeds is not None:
                 await go(seeds, first_pass, bar, "first pass")
-                chosen = {n: seeds[n] for n in rank_seeds(bank, seeds, [t.id for t in first_pass])[:args.seeds]}
+                chosen = {n: seeds[n]
+                          for n in rank_seeds(bank, seeds, [t.id for t in first_pass])[:args.seeds]}
             await go(chosen, tasks, bar, "warm")
         return chosen
     chosen = asyncio.run(main())
     summary = {"path": str(bank_location(args)), "suite": args.suite, "split": args.split,
                "tasks": len(tasks), "seeds": list(chosen), "stats": bank.stats()}
     bank.close()
-    return _out(args, summary, lambda v: console.print(
-        f"warmed {v['path']} with {', '.join(v['seeds'])} on {v['tasks']} {v['split']} tasks: "
-        f"{v['stats']['outcomes']} outcomes in {v['stats']['clusters']} clusters"))
+    stats = summary["stats"]
+    return _out(args, summary, lambda: console.print(
+        f"warmed {summary['path']} with {', '.join(chosen)} on {len(tasks)} {args.split} tasks: "
+        f"{stats['outcomes']} outcomes in {stats['clusters']} clusters"))
 
 
 def cmd_stats(args) -> int:
-    return _out(args, _open(args).stats(), lambda v: console.print("\n".join(f"{k}: {x}" for k, x in v.items())))
+    stats = _open(args).stats()
+    return _out(args, stats, lambda: console.print("\n".join(f"{k}: {x}" for k, x in stats.items())))
 
 
 def add_commands(sub) -> None:
@@ -178,6 +189,8 @@ def add_commands(sub) -> None:
     p.add_argument("--suite", required=True)
     p.add_argument("--split", default="learn", choices=["learn"],
                    help="learn only: score gates evolve, final is held out")
-    p.add_argument("--seeds", default=None, type=top_k, help="all | top:K by a first pass (one task per type)")
+    p.add_argument("--seeds", default=None, type=top_k,
+                   help="all | top:K by a first pass (one task per type)")
     p.add_argument("--limit", type=int, help="N tasks, spread over task types")
-    p.add_argument("--budget-s", type=float, default=60.0, help="wall-clock budget per run (running out scores 0)")
+    p.add_argument("--budget-s", type=float, default=60.0,
+                   help="wall-clock budget per run (running out scores 0)")

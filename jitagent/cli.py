@@ -11,8 +11,22 @@ from pathlib import Path
 from rich.console import Console
 
 from jitagent import __version__
-from jitagent.cli_common import (DEFAULTS, RUNTIME, USAGE, Failure, Parser, api_key, bank, bank_location,
-                                 common, fill_defaults, models, output, say, table)
+from jitagent.cli_common import (
+    DEFAULTS,
+    RUNTIME,
+    USAGE,
+    Failure,
+    Parser,
+    api_key,
+    bank,
+    bank_location,
+    common,
+    fill_defaults,
+    models,
+    output,
+    say,
+    table,
+)
 
 console = Console()
 
@@ -60,7 +74,8 @@ def cmd_suites(args) -> int:
     rows = []
     for name in suite_names():
         tasks = load_suite(name)
-        rows.append({"name": name, "tasks": len(tasks), **{s: sum(t.split == s for t in tasks) for s in SPLITS},
+        rows.append({"name": name, "tasks": len(tasks),
+                     **{s: sum(t.split == s for t in tasks) for s in SPLITS},
                      "types": sorted({t.type or "-" for t in tasks})})
     if args.json:
         _print_json(rows)
@@ -121,7 +136,8 @@ def cmd_bench(args) -> int:
     key = api_key(args)
     solver = load_model(args.solver_model or args.meta_model, slot="solver", api_key=key)
     meta = load_model(args.meta_model, slot="meta", api_key=key)
-    out = Path(args.out or f"bench/out/{args.suite}-{solver.name}-{meta.name}".replace(":", "_").replace("/", "_"))
+    out = Path(args.out
+               or f"bench/out/{args.suite}-{solver.name}-{meta.name}".replace(":", "_").replace("/", "_"))
     config = BenchConfig(suite=args.suite, out=out, repeats=args.repeats, n=args.n, budget_s=args.budget_s,
                          limit=args.limit, score_limit=args.score_limit, warm_limit=args.warm_limit,
                          arms=tuple(args.arms), fixed_top=args.fixed_seeds, warm_top=args.warm_seeds)
@@ -132,19 +148,15 @@ def cmd_bench(args) -> int:
 def cmd_evolve(args) -> int:
     from rich.progress import Progress
 
-    from jitagent.catalog import seed_bank
+    from jitagent.assembly import build_pipeline
     from jitagent.evolve import Evolver
-    from jitagent.models import load_model
-    from jitagent.paths import data_dir, open_bank
-    from jitagent.pipeline import JitPipeline, PipelineConfig
+    from jitagent.paths import data_dir
+    from jitagent.pipeline import PipelineConfig
     from jitagent.tasks import load_suite
 
-    key = api_key(args)
-    meta = load_model(args.meta_model, slot="meta", api_key=key)
-    solver = load_model(args.solver_model or args.meta_model, slot="solver", api_key=key)
-    bank = open_bank(bank_location(args), cache_dir=args.data_dir)
-    seed_bank(bank)
-    pipeline = JitPipeline(bank, meta, solver, PipelineConfig())
+    pipeline = build_pipeline(bank_location(args), cache_dir=args.data_dir, meta_model=args.meta_model,
+                              solver_model=args.solver_model, api_key=api_key(args), config=PipelineConfig())
+    bank = pipeline.bank
     # resumable state beside an SQLite bank; in the data dir for a shared one
     state = (Path(str(bank.path) + ".evolve.jsonl") if bank.path
              else (args.data_dir or data_dir()) / "evolve.jsonl")
@@ -167,7 +179,8 @@ def cmd_evolve(args) -> int:
     if args.json:
         _print_json([s.__dict__ for s in steps])
     else:
-        print(f"{len(steps)} steps, {len(kept)} variants kept: {', '.join(kept) or 'none'} (state: {evolver.state})")
+        print(f"{len(steps)} steps, {len(kept)} variants kept: {', '.join(kept) or 'none'} (state: "
+              f"{evolver.state})")
     return 0
 
 
@@ -214,20 +227,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n", type=int, default=3, help="candidates per task (JIT arms)")
     p.add_argument("--budget-s", type=float, default=60.0, help="wall-clock budget per task, every arm")
     p.add_argument("--limit", type=int, help="N tasks of the final split, spread over task types")
-    p.add_argument("--score-limit", type=int, help="N tasks of the score split for the screen (default: --limit)")
-    p.add_argument("--warm-limit", type=int, help="N tasks of the learn split for jit_warm's warm-up (default: --limit)")
+    p.add_argument("--score-limit", type=int,
+                   help="N tasks of the score split for the screen (default: --limit)")
+    p.add_argument("--warm-limit", type=int,
+                   help="N tasks of the learn split for jit_warm's warm-up (default: --limit)")
     p.add_argument("--arms", nargs="+", default=list(DEFAULT_ARMS), choices=ARMS)
     p.add_argument("--fixed-seeds", default=None, type=top_k,
-                   help="all | top:K — the K best seeds on the score split and the cheapest, when 13 do not fit the budget")
+                   help="all | top:K — the K best seeds on the score split and the cheapest, when 13 do not "
+                   "fit the budget")
     p.add_argument("--warm-seeds", default="top:4", type=top_k,
-                   help="top:K — seeds jit_warm warms on learn: the K best on the score screen and the cheapest")
+                   help="top:K — seeds jit_warm warms on learn: the K best on the score screen and the "
+                   "cheapest")
     p.add_argument("--out", help="results folder (resumable)")
     p.set_defaults(func=cmd_bench)
     p = sub.add_parser("evolve", parents=[common(), output(), models(), bank()],
                        help="mutate each cluster's best harness on learn, keep what wins (score gates)")
     p.add_argument("--suite", required=True)
     p.add_argument("--rounds", type=int, default=1)
-    p.add_argument("--minibatch", type=int, default=3, help="learn tasks a variant must win on against its parent")
+    p.add_argument("--minibatch", type=int, default=3,
+                   help="learn tasks a variant must win on against its parent")
     p.add_argument("--budget-s", type=float, default=60.0, help="wall-clock budget per run")
     p.set_defaults(func=cmd_evolve)
     for extend in _extensions():
@@ -250,7 +268,8 @@ def _extensions():
     from importlib import import_module
 
     found = []
-    for module in ("jitagent.bank_cli", "jitagent.synthesis.cli", "jitagent.server.cli", "jitagent.fleet.cli"):
+    for module in ("jitagent.bank_cli", "jitagent.synthesis.cli", "jitagent.server.cli",
+                   "jitagent.fleet.cli"):
         try:
             found.append(import_module(module).add_commands)
         except ModuleNotFoundError as exc:

@@ -23,11 +23,11 @@ from pathlib import Path
 
 from harness_bank import HarnessBank
 from harness_bank.router import Router
-from jitagent.models.base import add_known
 from jitagent.pipeline import JitPipeline, outcome_of
 from jitagent.runtime.events import RunResult
 from jitagent.spec import HarnessSpec
 from jitagent.tasks import Task
+from jitagent.usage import known_sum
 
 
 @dataclass
@@ -94,7 +94,8 @@ class Evolver:
         best = max(ran, key=lambda a: (a.mean, a.evidence.harness_id))
         parent = self.pipeline.spec_of(best.evidence.harness_id)
         step.parent = parent.name
-        failures = await asyncio.to_thread(self.bank.failures, cluster, parent.id, self.pipeline.config.failures)
+        failures = await asyncio.to_thread(self.bank.failures, cluster, parent.id,
+                                           self.pipeline.config.failures)
         shown = {f["task_text"] for f in failures}
         # the minibatch never holds a task whose verdict the meta-model saw: that would reward memorising
         fresh = [t for t in learn if t.prompt not in shown]
@@ -105,30 +106,35 @@ class Evolver:
         batch = rng.sample(fresh, min(self.minibatch, len(fresh)))
         step.minibatch = [t.id for t in batch]
         target = next(t for t in learn if t.prompt in shown)
-        synthesis = None
-        async for item in self.pipeline.synthesizer.stream(target, [parent], {parent.id: best.mean}, seed=number, n=1,
-                                                           failures=failures, clean_parents=frozenset({parent.id})):
-            synthesis = item
-        step.synthesis_tokens = add_known(synthesis.cost.synthesis.tokens, synthesis.cost.repair.tokens)
+        synthesis = await self.pipeline.synthesizer.synthesize(target, [parent], {parent.id: best.mean},
+                                                               seed=number, n=1, failures=failures,
+                                                               clean_parents=frozenset({parent.id}))
+        step.synthesis_tokens = known_sum(synthesis.cost.synthesis.tokens, synthesis.cost.repair.tokens)
         if synthesis.chosen is None:
             step.reason, step.wall_s = f"no valid variant: {synthesis.reason}", time.monotonic() - start
             return step
-        variant = synthesis.chosen.derive(origin="evolved", parent_id=parent.id, generator=self.pipeline.meta.name)
+        variant = synthesis.chosen.derive(origin="evolved", parent_id=parent.id,
+                                          generator=self.pipeline.meta.name)
         step.variant = variant.name
         runs = [await self._run(variant, t, number, step) for t in batch]
         step.variant_reward = statistics.fmean(r.reward for r in runs)  # parent and variant, same seed
-        step.parent_reward = statistics.fmean([(await self._run(parent, t, number, step)).reward for t in batch])
+        step.parent_reward = statistics.fmean([(await self._run(parent, t, number, step)).reward
+                                               for t in batch])
         if step.variant_reward <= step.parent_reward:
-            step.reason = f"not better on the minibatch: {step.variant_reward:.2f} vs {step.parent_reward:.2f}"
+            step.reason = (f"not better on the minibatch: {step.variant_reward:.2f} "
+                           f"vs {step.parent_reward:.2f}")
         elif score:
-            step.gate_variant = statistics.fmean([(await self._run(variant, t, number, step)).reward for t in score])
-            step.gate_parent = statistics.fmean([(await self._run(parent, t, number, step)).reward for t in score])
+            step.gate_variant = statistics.fmean([(await self._run(variant, t, number, step)).reward
+                                                  for t in score])
+            step.gate_parent = statistics.fmean([(await self._run(parent, t, number, step)).reward
+                                                 for t in score])
             step.accepted = step.gate_variant >= step.gate_parent
             step.reason = (f"minibatch {step.variant_reward:.2f} vs {step.parent_reward:.2f}; score "
                            f"{step.gate_variant:.2f} vs {step.gate_parent:.2f}"
                            + ("" if step.accepted else ": regresses on score"))
         else:
-            step.accepted, step.reason = True, f"minibatch {step.variant_reward:.2f} vs {step.parent_reward:.2f}"
+            step.accepted = True
+            step.reason = f"minibatch {step.variant_reward:.2f} vs {step.parent_reward:.2f}"
         await asyncio.to_thread(self._keep, variant, batch, runs, cluster, step)
         step.wall_s = time.monotonic() - start
         return step
@@ -136,7 +142,7 @@ class Evolver:
     async def _run(self, spec: HarnessSpec, task: Task, seed: int, step: EvolveStep) -> RunResult:
         deadline = None if self.budget_s is None else time.monotonic() + self.budget_s
         run = await self.pipeline.runtime.run(spec, task, seed=seed, deadline=deadline)
-        step.execution_tokens = add_known(step.execution_tokens, run.cost.tokens)
+        step.execution_tokens = known_sum(step.execution_tokens, run.cost.tokens)
         return run
 
     def _keep(self, variant: HarnessSpec, batch: list[Task], runs: list[RunResult], cluster: str,

@@ -122,6 +122,5 @@ def report_harness(
 def _record(bank: HarnessBank, outcome: Outcome) -> Recorded:
     decision = bank.record_outcome(outcome)
     incumbent = bank.incumbent(outcome.cluster)
-    return Recorded(
-        outcome.cluster, outcome.harness_id, decision, incumbent["harness_id"] if incumbent else None
-    )
+    return Recorded(outcome.cluster, outcome.harness_id, decision,
+                    incumbent.harness_id if incumbent else None)

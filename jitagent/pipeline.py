@@ -16,64 +16,31 @@ import time
 import uuid
 import zlib
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
-from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from harness_bank import HarnessBank, Outcome, RunRecord
+from harness_bank import Decision, HarnessBank, Outcome, RunRecord
 from harness_bank.router import RouteChoice, Router, RouterConfig
+from jitagent.events import BankDecision, Chosen, Retrieved, Route, Routed, SolveEvent, SolveResult
+from jitagent.feedback import Recorded, Report, report_harness, report_run
 from jitagent.models.base import CancelToken, ModelClient
 from jitagent.runtime.agent import Runtime
-from jitagent.runtime.events import AgentEvent, RunResult
+from jitagent.runtime.channel import last_of
+from jitagent.runtime.events import RunResult
 from jitagent.spec import HarnessSpec, parse_spec
-from jitagent.synthesis.synthesize import Synthesis, SynthesisConfig, SynthesisCost, SynthesisEvent, Synthesizer
+from jitagent.synthesis.synthesize import Synthesis, SynthesisConfig, SynthesisCost, Synthesizer
 from jitagent.tasks import Task
-
-Route = Literal["exploit", "explore", "synthesized", "fallback"]
-ROUTES: tuple[Route, ...] = ("exploit", "explore", "synthesized", "fallback")
 
 
 class PipelineConfig(BaseModel):
     router: RouterConfig = Field(default_factory=RouterConfig)
     learn: bool = Field(True, description="record outcomes in the bank (streaming JIT); False: static")
-    keep_candidates: bool = Field(True, description="store every candidate in the bank (lineage, training data)")
+    keep_candidates: bool = Field(True,
+                                  description="store every candidate in the bank (lineage, training data)")
     mutation_n: int = Field(1, ge=1, le=8, description="candidates of a reflective mutation: the bandit, not "
                                                           "the meta-model's taste, chooses among variants")
     failures: int = Field(3, ge=0, le=5, description="recent failures of the parent shown to a mutation")
     synthesis: SynthesisConfig = Field(default_factory=SynthesisConfig)
-
-
-@dataclass
-class PipelineEvent:
-    kind: Literal["route", "retrieved", "candidate", "repaired", "chosen", "step", "verdict", "bank", "result"]
-    text: str = ""
-    data: dict = field(default_factory=dict)
-    step: AgentEvent | None = None
-
-
-@dataclass
-class SolveResult:
-    task_id: str
-    route: Route
-    harness: HarnessSpec
-    cluster: str
-    synthesis: Synthesis | None
-    run: RunResult | None
-    references: list[dict]
-    synthesis_cost: SynthesisCost
-    wall_s: float
-    bank_decision: str = ""
-    run_id: str = ""
-
-    def to_dict(self) -> dict:
-        return {"run_id": self.run_id, "task_id": self.task_id, "route": self.route, "harness_id": self.harness.id,
-                "harness_name": self.harness.name,
-                "cluster": self.cluster, "references": self.references, "reason": self.synthesis.reason if self.synthesis else "",
-                "candidates": [c.to_dict() for c in self.synthesis.candidates] if self.synthesis else [],
-                "cost": self.synthesis_cost.to_dict() | {"execution": self.run.cost.__dict__ | {"tokens": self.run.cost.tokens} if self.run else None},
-                "result": self.run.summary() if self.run else None, "bank_decision": self.bank_decision,
-                "wall_s": round(self.wall_s, 3)}
 
 
 class JitPipeline:
@@ -82,7 +49,8 @@ class JitPipeline:
     recorded in the bank under its run id (feedback names it, see jitagent.feedback) and a verified
     run's outcome is admitted as evidence."""
 
-    def __init__(self, bank: HarnessBank, meta: ModelClient, solver: ModelClient, config: PipelineConfig | None = None):
+    def __init__(self, bank: HarnessBank, meta: ModelClient, solver: ModelClient,
+                 config: PipelineConfig | None = None):
         self.bank = bank
         self.meta = meta
         self.solver = solver
@@ -92,9 +60,9 @@ class JitPipeline:
         self.synthesizer = Synthesizer(meta, self.runtime, self.config.synthesis)
         self._specs: dict[str, HarnessSpec] = {}
 
-    async def stream(self, task: Task, *, execute: bool = True, seed: int = 0, cancel: CancelToken | None = None,
-                     deadline: float | None = None, n: int | None = None,
-                     delivery: str | None = None, run_id: str | None = None) -> AsyncIterator[PipelineEvent]:
+    async def stream(self, task: Task, *, execute: bool = True, seed: int = 0,
+                     cancel: CancelToken | None = None, deadline: float | None = None, n: int | None = None,
+                     delivery: str | None = None, run_id: str | None = None) -> AsyncIterator[SolveEvent]:
         """`delivery`: the queue delivery the task came from; the bank records its outcome once.
         `run_id`: the id the run is recorded under (default: a new one), in the result."""
         start = time.monotonic()
@@ -103,28 +71,26 @@ class JitPipeline:
         if deadline is not None:
             cancel.deadline = deadline if cancel.deadline is None else min(deadline, cancel.deadline)
         cluster, choice, failures = await asyncio.to_thread(self._route, task, seed)
-        arms = [a.to_dict() for a in choice.arms]
+        arms = tuple(a.summary() for a in choice.arms)
         synthesis, cost = None, SynthesisCost()
         if choice.route != "synthesize":
             route: Route = choice.route
             spec = self.spec_of(choice.arm.evidence.harness_id)
-            yield PipelineEvent("route", f"{route} {spec.name} in {cluster}: {choice.reason}",
-                                {"route": route, "cluster": cluster, "arms": arms})
+            yield Routed(route, cluster, f"{route} {spec.name} in {cluster}: {choice.reason}", arms)
         else:
             parents = [choice.arm] if choice.arm is not None else sorted(
                 choice.arms, key=lambda a: (-a.mean, -a.evidence.similarity))
             specs = [self.spec_of(a.evidence.harness_id) for a in parents]
-            yield PipelineEvent("retrieved", ", ".join(f"{a.evidence.name} ({a.mean:.2f})" for a in parents),
-                                {"references": arms})
+            yield Retrieved(", ".join(f"{a.evidence.name} ({a.mean:.2f})" for a in parents), arms)
             mutation = choice.arm is not None
             async for item in self.synthesizer.stream(
                     task, specs, {a.evidence.harness_id: a.mean for a in parents}, seed, cancel,
                     self.config.mutation_n if mutation else n, failures=failures if mutation else None,
                     clean_parents=frozenset(a.evidence.harness_id for a in choice.arms if a.evidence.runs)):
-                if isinstance(item, SynthesisEvent):
-                    yield PipelineEvent(item.kind, item.text, {"candidate": item.candidate, "ok": item.ok})
-                else:
+                if isinstance(item, Synthesis):
                     synthesis = item
+                else:
+                    yield item
             cost = synthesis.cost
             if self.config.keep_candidates:
                 await asyncio.to_thread(self._keep_candidates, task, synthesis)
@@ -133,37 +99,41 @@ class JitPipeline:
             else:
                 route, spec = "fallback", self.spec_of((choice.best or parents[0]).evidence.harness_id)
             kind = "mutation of " + choice.arm.evidence.name if mutation else "cold cluster"
-            yield PipelineEvent("route", f"{route} ({kind}; {choice.reason}): {synthesis.reason}",
-                                {"route": route, "cluster": cluster, "arms": arms})
-        yield PipelineEvent("chosen", f"{spec.name} ({spec.id})", {"harness_id": spec.id, "spec": spec.model_dump(mode="json")})
-        run, verified, decision = None, False, ""
+            yield Routed(route, cluster, f"{route} ({kind}; {choice.reason}): {synthesis.reason}", arms)
+        yield Chosen(spec)
+        run, verified, decision = None, False, None
         if execute:
             async for event in self.runtime.stream(spec, task, seed=seed, cancel=cancel, deadline=deadline):
-                if event.kind == "result":
-                    run = event.result
-                elif event.kind == "verdict":
-                    yield PipelineEvent("verdict", event.text, {"passed": event.ok})
+                if isinstance(event, RunResult):
+                    run = event
                 else:
-                    yield PipelineEvent("step", event.text, step=event)
+                    yield event
             # an infrastructure failure says nothing of the harness, but running out of the caller's time
             # budget is a genuine 0 (a harness too slow for it must lose share); an unverified run waits
-            out_of_time = run.interrupted and cancel.deadline is not None and time.monotonic() >= cancel.deadline
+            out_of_time = (run.interrupted and cancel.deadline is not None
+                           and time.monotonic() >= cancel.deadline)
             verified = (run.error is None or out_of_time) and task.verifier.kind != "none"
         if self.config.learn:
-            decision = await asyncio.to_thread(self._record, run_id, task, spec, route, run, cluster, delivery,
-                                               verified)
-            if verified:
-                yield PipelineEvent("bank", decision, {"cluster": cluster})
-        result = SolveResult(task.id, route, spec, cluster, synthesis, run, arms, cost, time.monotonic() - start, decision,
-                             run_id)
-        yield PipelineEvent("result", run.answer or "" if run else "", {"result": result})
+            decision = await asyncio.to_thread(self._record, run_id, task, spec, route, run, cluster,
+                                               delivery, verified)
+        admitted = BankDecision(cluster, decision.promote, decision.reason) if decision else None
+        if admitted is not None:
+            yield admitted
+        yield SolveResult(task.id, route, spec, cluster, synthesis, run, list(arms), cost,
+                          time.monotonic() - start, admitted.text if admitted else "", run_id)
 
     async def solve(self, task: Task, **kw) -> SolveResult:
-        result = None
-        async for event in self.stream(task, **kw):
-            if event.kind == "result":
-                result = event.data["result"]
-        return result
+        return await last_of(self.stream(task, **kw), SolveResult)
+
+    async def report_outcome(self, report: Report, *, run_id: str = "", harness_id: str = "",
+                             task_text: str = "", task_id: str = "", task_type: str | None = None,
+                             tags: tuple[str, ...] = ()) -> Recorded:
+        """An outcome someone reports (jitagent.feedback): of the run recorded under `run_id`, else of
+        `harness_id` run elsewhere on the task `task_text` describes. The bank's admission decides."""
+        if run_id:
+            return await asyncio.to_thread(report_run, self.bank, run_id, report)
+        return await asyncio.to_thread(report_harness, self.bank, harness_id, task_text, report,
+                                       task_id=task_id, task_type=task_type, tags=tags)
 
     def _route(self, task: Task, seed: int) -> tuple[str, RouteChoice, list[dict]]:
         """The task's cluster, the bandit's choice and, for a mutation, its parent's recent failures.
@@ -183,29 +153,31 @@ class JitPipeline:
         if spec is None:
             if len(self._specs) >= 4096:
                 self._specs.clear()
-            spec = self._specs[harness_id] = parse_spec(self.bank.get(harness_id)["spec"])
+            spec = self._specs[harness_id] = parse_spec(self.bank.get(harness_id).spec)
         return spec
 
     def _keep_candidates(self, task: Task, synthesis: Synthesis) -> None:
         for c in synthesis.candidates:
-            record = c.to_dict() | {"spec": c.spec.model_dump(mode="json") if c.spec is not None and c.valid else None,
-                                    "history": [r.__dict__ for r in c.rounds] + [{"checks": [k.__dict__ for k in c.checks]}]}
+            record = c.to_dict() | {"spec": c.spec.model_dump(mode="json") if c.spec is not None
+                                    and c.valid else None,
+                                    "history": [r.__dict__ for r in c.rounds]
+                                    + [{"checks": [k.__dict__ for k in c.checks]}]}
             self.bank.record_candidate(task.id, task.prompt, record, self.meta.name)
 
-    def _record(self, run_id: str, task: Task, spec: HarnessSpec, route: Route, run: RunResult | None, cluster: str,
-                delivery: str | None, verified: bool) -> str:
+    def _record(self, run_id: str, task: Task, spec: HarnessSpec, route: Route, run: RunResult | None,
+                cluster: str, delivery: str | None, verified: bool) -> Decision | None:
         """The run under its id (feedback finds its harness, task and cluster there) and, when it was
-        verified, its outcome through admission; the bank's decision, or "" when there is none."""
+        verified, its outcome through admission; the bank's decision, or None when there is none."""
         self.bank.add_harness(spec.model_dump(mode="json"))
         self.bank.record_run(RunRecord(
             run_id, spec.id, task.id, task.prompt, cluster, route, task.type, tuple(task.tags),
             answer=run.answer if run else None, trace=last_steps(run) if run else "",
             prompt_tokens=run.cost.prompt_tokens if run else None,
-            completion_tokens=run.cost.completion_tokens if run else None, wall_s=run.cost.wall_s if run else None))
+            completion_tokens=run.cost.completion_tokens if run else None,
+            wall_s=run.cost.wall_s if run else None))
         if not verified:
-            return ""
-        decision = self.bank.record_outcome(outcome_of(task, spec, run, cluster, delivery, run_id))
-        return ("promoted: " if decision.promote else "kept incumbent: ") + decision.reason
+            return None
+        return self.bank.record_outcome(outcome_of(task, spec, run, cluster, delivery, run_id))
 
 
 def outcome_of(task: Task, spec: HarnessSpec, run: RunResult, cluster: str | None = None,

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from jitagent.tasks import Task
+from jitagent.usage import known_sum
 
 
 class Ledger:
@@ -31,7 +32,8 @@ class Ledger:
 
     def trace(self, row: dict, run, **extra) -> None:
         """What each unit's harness did, to read why an arm won or lost."""
-        events = [{"kind": e.kind, "text": e.text[:600]} for e in run.trajectory.events if e.kind != "result"]
+        events = [{"kind": e.kind, "text": e.text[:600]} for e in run.trajectory.events]
+        events.append({"kind": "verdict", "text": run.verdict[:600]})  # the task's verdict ends a trace
         with self.path.with_name("trajectories.jsonl").open("a") as f:
             f.write(json.dumps({k: row[k] for k in ("arm", "task_id", "repeat", "reward")} | extra |
                                {"answer": run.answer, "verdict": run.verdict, "events": events}) + "\n")
@@ -48,23 +50,24 @@ def unit_row(arm: str, task: Task, repeat: int, run, *, budget_exhausted: bool, 
     """One finished unit. Running out of the bench's per-task budget is the arm's result, not
     infrastructure; synthesis cost is None (unknown) where it was not counted."""
     cost = synthesis
-    return {"arm": arm, "task_id": task.id, "type": task.type, "repeat": repeat, "order": order, "at": time.time(),
+    return {"arm": arm, "task_id": task.id, "type": task.type, "repeat": repeat, "order": order,
+            "at": time.time(),
             "reward": run.reward, "passed": run.passed, "error": None if budget_exhausted else run.error,
             "budget_exhausted": budget_exhausted, "route": route, "harness": harness or run.harness_id,
             "execution_tokens": run.cost.tokens, "synthesis_tokens": cost.synthesis.tokens if cost else 0,
-            "repair_tokens": (None if cost.repair.tokens is None or cost.dry_run.tokens is None
-                              else cost.repair.tokens + cost.dry_run.tokens) if cost else 0,
+            "repair_tokens": known_sum(cost.repair.tokens, cost.dry_run.tokens) if cost else 0,
             "wall_s": run.cost.wall_s + ((cost.synthesis.wall_s + cost.repair.wall_s + cost.dry_run.wall_s)
                                          if cost else 0)}
 
 
 def exhausted_in_synthesis(arm: str, task: Task, repeat: int, order: int, wall_s: float) -> dict:
     """The budget ran out before a harness was chosen: a genuine 0 whose partial cost was not counted."""
-    return {"arm": arm, "task_id": task.id, "type": task.type, "repeat": repeat, "order": order, "at": time.time(),
+    return {"arm": arm, "task_id": task.id, "type": task.type, "repeat": repeat, "order": order,
+            "at": time.time(),
             "reward": 0.0, "passed": False, "error": None, "budget_exhausted": True, "route": "synthesized",
-            "harness": "", "execution_tokens": 0, "synthesis_tokens": None, "repair_tokens": None, "wall_s": wall_s}
+            "harness": "", "execution_tokens": 0, "synthesis_tokens": None, "repair_tokens": None,
+            "wall_s": wall_s}
 
 
 def total_tokens(row: dict) -> float | None:
-    parts = [row["synthesis_tokens"], row["repair_tokens"], row["execution_tokens"]]
-    return None if any(p is None for p in parts) else sum(parts)
+    return known_sum(row["synthesis_tokens"], row["repair_tokens"], row["execution_tokens"])

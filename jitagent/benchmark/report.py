@@ -8,7 +8,7 @@ from pathlib import Path
 
 from jitagent.benchmark.ledger import Ledger, total_tokens
 from jitagent.benchmark.stats import HINDSIGHT, best_fixed, hindsight_rows, summarize
-from jitagent.pipeline import ROUTES
+from jitagent.events import ROUTES
 
 JIT_ARMS = ("jit_warm", "jit_stream", "jit_static")
 COLORS = {"jit_warm": "tab:red", "jit_stream": "tab:orange", "jit_static": "tab:gray"}
@@ -25,12 +25,14 @@ def markdown(rows: list[dict]) -> str:
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         vs = r["vs_best"]
-        versus = "–" if vs is None else f"{vs[0] * 100:+.1f} ({vs[1] * 100:+.1f} to {vs[2] * 100:+.1f}), {vs[3]} tasks"
+        versus = "–" if vs is None else (f"{vs[0] * 100:+.1f} ({vs[1] * 100:+.1f} to {vs[2] * 100:+.1f}), "
+                                        f"{vs[3]} tasks")
         routes = "–" if r["routes"] is None else "/".join(f"{r['routes'][k]:.0%}" for k in ROUTES)
         lines.append(f"| {r['arm']} | {r['success']:.1%} | {r['ci'][0]:.1%}–{r['ci'][1]:.1%} | {versus} | "
                      f"{r['repeats']} | {_num(r['synthesis_tokens'])} | {_num(r['repair_tokens'])} | "
                      f"{_num(r['execution_tokens'])} | {_num(total_tokens(r))} | {r['wall_s']:.1f} | "
-                     f"{r['broken_rate']:.1%} | {routes} | {r['out_of_budget']:.0%} | {r['unknown_tokens']} | "
+                     f"{r['broken_rate']:.1%} | {routes} | {r['out_of_budget']:.0%} | {r['unknown_tokens']} "
+                     "| "
                      f"{r['infra_errors']} |")
     return "\n".join(lines)
 
@@ -67,7 +69,8 @@ def plots(ledger: Ledger, rows: list[dict], out: Path, command: str) -> list[Pat
     for x, y, name in points:
         color = COLORS.get(name, "tab:green" if "oracle" in name else "tab:blue")
         ax.scatter(x, y, color=color)
-        ax.annotate(name.removeprefix("fixed:"), (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
+        ax.annotate(name.removeprefix("fixed:"), (x, y), fontsize=7, xytext=(3, 3),
+                    textcoords="offset points")
     front, best = [], -1.0
     for x, y, name in sorted(points):
         if y > best and name != HINDSIGHT:
@@ -95,11 +98,13 @@ def plots(ledger: Ledger, rows: list[dict], out: Path, command: str) -> list[Pat
             fixed_curves.append(_cumulative([fixed_reward.get(t, 0.0) for _, t, _ in seq]))
         length = min(len(c) for c in curves)
         x = range(1, length + 1)
-        ax.plot(x, [statistics.fmean(c[i] for c in curves) for i in range(length)], color=COLORS[arm], label=arm)
+        ax.plot(x, [statistics.fmean(c[i] for c in curves) for i in range(length)], color=COLORS[arm],
+                label=arm)
         if arm == "jit_stream" and baseline:  # the same tasks in the same order, run by the best fixed seed
-            ax.plot(x, [statistics.fmean(c[i] for c in fixed_curves) for i in range(length)], color="tab:blue",
-                    linestyle=":", label=f"{baseline} (same order)")
-    stream = _finish(fig, ax, "position in the task stream", "cumulative success (%)", command, out / "stream.png")
+            ax.plot(x, [statistics.fmean(c[i] for c in fixed_curves) for i in range(length)],
+                    color="tab:blue", linestyle=":", label=f"{baseline} (same order)")
+    stream = _finish(fig, ax, "position in the task stream", "cumulative success (%)", command,
+                     out / "stream.png")
     return [pareto, stream]
 
 
@@ -149,7 +154,9 @@ def report(bench, command: str) -> str:
     screen = summarize(ledger, [f"score:{n}" for n in bench.seeds])
     if screen:
         picked = ", ".join(f"{t} → {s}" for t, s in sorted(bench.oracle_choice().items(), key=str))
-        text += (f"\n\nScreen on `score` (one run per seed; chooses the oracle, the fixed seeds run on `final` "
-                 f"and the seeds warmed on `learn`):\n\n{markdown(screen)}\n\nOracle choice per type: {picked}")
+        text += ("\n\nScreen on `score` (one run per seed; chooses the oracle, the fixed seeds run on "
+                 "`final` "
+                 f"and the seeds warmed on `learn`):\n\n{markdown(screen)}\n\nOracle choice per type: "
+                 f"{picked}")
     (bench.config.out / "report.md").write_text(text + "\n")
     return text

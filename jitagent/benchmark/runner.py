@@ -40,7 +40,6 @@ from jitagent.tasks import Task, load_suite, spread_over_types
 from jitagent.warm import warm_bank
 
 
-
 @dataclass
 class BenchConfig:
     suite: str
@@ -88,7 +87,8 @@ class Bench:
                     await self._fixed(f"score:{name}", spec, score, repeats=1)
             if "fixed" in arms:
                 for name in self.fixed_seeds():
-                    await self._fixed(f"fixed:{name}", self.seeds[name], final, self._repeats(self.seeds[name]))
+                    await self._fixed(f"fixed:{name}", self.seeds[name], final,
+                                      self._repeats(self.seeds[name]))
             if "oracle" in arms:
                 await self._oracle(final, self.oracle_choice())
             for arm in ("jit_static", "jit_stream", "jit_warm"):
@@ -98,7 +98,8 @@ class Bench:
     def _repeats(self, spec: HarnessSpec | None) -> int:
         return self.config.repeats if spec is None or sampled(spec) else 1
 
-    async def _execute(self, arm: str, spec: HarnessSpec, task: Task, repeat: int, route: str = "fixed") -> dict:
+    async def _execute(self, arm: str, spec: HarnessSpec, task: Task, repeat: int,
+                       route: str = "fixed") -> dict:
         deadline = time.monotonic() + self.config.budget_s
         run = await self.runtime.run(spec, task, seed=repeat, deadline=deadline)
         exhausted = run.interrupted and time.monotonic() >= deadline
@@ -153,12 +154,13 @@ class Bench:
         specs = {name: self.seeds[name] for name in names}
         tasks = self.tasks("learn")
         job = self.bar.add_task("warm", total=len(specs) * len(tasks))
-        for name, spec in specs.items():  # the ledger mirrors the bank, so the report can show the warm-up
+        for spec in specs.values():  # the ledger mirrors the bank, so the report can show the warm-up
             for task in tasks:
                 if bank.has_outcome(spec.id, task.id):
                     self.bar.advance(job)
         async for unit in warm_bank(bank, self.runtime, specs, tasks, budget_s=self.config.budget_s):
-            row = unit_row(f"warm:{unit.name}", unit.task, 0, unit.run, budget_exhausted=unit.budget_exhausted)
+            row = unit_row(f"warm:{unit.name}", unit.task, 0, unit.run,
+                           budget_exhausted=unit.budget_exhausted)
             self.ledger.add(row)
             self.ledger.trace(row, unit.run, harness=unit.name)
             self.bar.advance(job)
@@ -177,7 +179,8 @@ class Bench:
                 continue
             bank_path = self.config.out / f"{arm}-r{repeat}.db"
             for stale in self.config.out.glob(f"{arm}-r{repeat}.db*"):
-                stale.unlink()  # a resumed stream restarts its bank: its experience must come from this stream
+                # a resumed stream restarts its bank: its experience must come from this stream
+                stale.unlink()
             if warm is not None:
                 source = HarnessBank(warm)
                 source.backup(bank_path)
@@ -204,10 +207,11 @@ class Bench:
         row = unit_row(arm, task, repeat, result.run, budget_exhausted=exhausted, route=result.route,
                        harness=result.harness.id, synthesis=result.synthesis_cost, order=position)
         row["candidates"] = len(result.synthesis.candidates) if result.synthesis else 0
-        row["broken"] = sum(c.broken_after_repair for c in result.synthesis.candidates) if result.synthesis else 0
+        row["broken"] = (sum(c.broken_after_repair for c in result.synthesis.candidates) if result.synthesis
+                         else 0)
         self.ledger.trace(row, result.run, harness=result.harness.name, route=result.route,
                           reason=result.synthesis.reason if result.synthesis else "",
-                          references=[r["name"] for r in result.references])
+                          references=[r.name for r in result.references])
         return row
 
 

@@ -9,7 +9,7 @@ import statistics
 from collections import defaultdict
 
 from jitagent.benchmark.ledger import Ledger, total_tokens
-from jitagent.pipeline import ROUTES
+from jitagent.events import ROUTES
 
 HINDSIGHT = "hindsight oracle"
 
@@ -26,6 +26,12 @@ def per_task(rows: list[dict]) -> dict[str, float]:
     for r in rows:
         rewards[r["task_id"]].append(r["reward"])
     return {t: statistics.fmean(v) for t, v in rewards.items()}
+
+
+def known_mean(units: list[dict], key: str) -> float | None:
+    """The mean over the units that know `key`; how many do not is reported beside it."""
+    values = [r[key] for r in units if r.get(key) is not None]
+    return statistics.fmean(values) if values else None
 
 
 def paired_difference(arm: list[dict], baseline: list[dict], rounds: int = 2000,
@@ -83,16 +89,14 @@ def summarize(ledger: Ledger, arms: list[str], extra: dict[str, list[dict]] | No
         means = list(per_task(units).values())
         low, high = bootstrap_ci(means)
 
-        def mean_of(key):  # over the units that know it; how many do not is reported beside it
-            values = [r[key] for r in units if r.get(key) is not None]
-            return statistics.fmean(values) if values else None
         candidates = sum(r.get("candidates", 0) for r in units)
         jit = arm.startswith("jit")
         out.append({
             "arm": arm, "success": statistics.fmean(means), "ci": (low, high), "tasks": len(means),
-            "repeats": max(r["repeat"] for r in units) + 1, "synthesis_tokens": mean_of("synthesis_tokens"),
-            "repair_tokens": mean_of("repair_tokens"), "execution_tokens": mean_of("execution_tokens"),
-            "wall_s": mean_of("wall_s"),
+            "repeats": max(r["repeat"] for r in units) + 1,
+            "synthesis_tokens": known_mean(units, "synthesis_tokens"),
+            "repair_tokens": known_mean(units, "repair_tokens"),
+            "execution_tokens": known_mean(units, "execution_tokens"), "wall_s": known_mean(units, "wall_s"),
             "broken_rate": sum(r.get("broken", 0) for r in units) / candidates if candidates else 0.0,
             "routes": {k: sum(r["route"] == k for r in units) / len(units) for k in ROUTES} if jit else None,
             "vs_best": paired_difference(units, baseline) if jit and baseline else None,

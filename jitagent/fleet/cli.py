@@ -41,16 +41,14 @@ def add_queue_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_worker(args) -> int:
-    import redis.asyncio as redis
     from pydantic import ValidationError
 
+    from jitagent.assembly import build_pipeline
+    from jitagent.cli_common import bank_location
     from jitagent.errors import one_line
-    from jitagent.fleet.streams import TaskQueue
     from jitagent.fleet.worker import Worker, WorkerConfig
-    from jitagent.paths import data_dir
     from jitagent.pipeline import PipelineConfig
     from jitagent.sandbox import reclaim_leftovers
-    from jitagent.server.app import ServerConfig, build_pipeline
     from jitagent.spec import format_validation_error
     from jitagent.synthesis.synthesize import SynthesisConfig
 
@@ -65,34 +63,26 @@ def cmd_worker(args) -> int:
         return 2
     reclaim_leftovers()  # sandboxes a killed predecessor left behind
     try:  # a worker builds its pipeline exactly as a server replica does
-        pipeline = build_pipeline(ServerConfig(
-            data_dir=args.data_dir or data_dir(), bank=args.bank, meta_model=args.meta_model,
-            solver_model=args.solver_model,
-            pipeline=PipelineConfig(synthesis=SynthesisConfig(n=args.n, dry_run=not args.no_dry_run))))
+        synthesis = SynthesisConfig(n=args.n, dry_run=not args.no_dry_run)
+        pipeline = build_pipeline(bank_location(args), cache_dir=args.data_dir, meta_model=args.meta_model,
+                                  solver_model=args.solver_model, api_key=None,
+                                  config=PipelineConfig(synthesis=synthesis), preload=True)
     except Exception as exc:  # the bank or a model cannot load: one line, like `serve`
         print(f"jitagent worker: {one_line(exc)}", file=sys.stderr)
         return 1
 
-    async def main():
-        queue = TaskQueue.connect(args.redis, args.stream, args.group)
+    async def work(queue):
         stop = asyncio.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):
             asyncio.get_running_loop().add_signal_handler(sig, stop.set)
-        try:
-            await Worker(pipeline, queue, config).run(stop)
-        finally:
-            await queue.close()
+        await Worker(pipeline, queue, config).run(stop)
     try:
-        asyncio.run(main())
-    except (redis.RedisError, OSError) as exc:
-        print(f"jitagent worker: redis {args.redis}: {one_line(exc)}", file=sys.stderr)
-        return 1
+        return _with_queue(args, work, "jitagent worker")
     finally:
         pipeline.bank.close()
-    return 0
 
 
-def _with_queue(args, use) -> int:
+def _with_queue(args, use, command: str = "jitagent queue") -> int:
     """Run `use(queue)`; a Redis that cannot be reached is one line and status 1."""
     import redis.asyncio as redis
 
@@ -108,7 +98,7 @@ def _with_queue(args, use) -> int:
     try:
         asyncio.run(main())
     except (redis.RedisError, OSError) as exc:
-        print(f"jitagent queue: redis {args.redis}: {one_line(exc)}", file=sys.stderr)
+        print(f"{command}: redis {args.redis}: {one_line(exc)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # the way to end --follow
         pass

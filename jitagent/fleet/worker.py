@@ -14,6 +14,7 @@ goes there at once. On stop: take nothing new, give running tasks `grace_s`, the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -125,10 +126,9 @@ class Worker:
         except Exception as exc:  # the entry stays pending: retried after the idle timeout
             error = one_line(exc)
             log.warning(json.dumps({"event": "task_failed", "entry": entry.id, "error": error}))
-            try:
+            # if this fails, a dead letter says none was recorded; the entry itself is safe in the stream
+            with contextlib.suppress(redis.RedisError, OSError):
                 await self.queue.note_error(entry, error)
-            except (redis.RedisError, OSError):
-                pass  # a dead letter then says none was recorded; the entry itself is safe in the stream
 
     async def _bury(self, entry: Entry, error: str) -> None:
         await self.queue.bury(self.config.name, entry, error)

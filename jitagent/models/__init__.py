@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 
-from jitagent.models.base import CancelToken, Cancelled, Generation, ModelClient, ModelError, Usage
+from jitagent.models.base import Cancelled, CancelToken, Generation, ModelClient, ModelError
 from jitagent.models.gguf import DEFAULT_MODEL, MODEL_NAMES
+from jitagent.usage import Usage
 
 __all__ = ["API_KEY_ENV", "CancelToken", "Cancelled", "Generation", "ModelClient", "ModelError", "Usage",
            "load_model", "DEFAULT_MODEL", "MODEL_NAMES"]
@@ -30,5 +31,6 @@ def load_model(spec: str = "embedded", slot: str = "default", api_key: str | Non
     if spec.startswith(("http://", "https://")):
         from jitagent.models.openai_http import OpenAICompatibleModel
         url, _, model = spec.partition("#")
-        return OpenAICompatibleModel(url, model or None, api_key=api_key or os.environ.get(API_KEY_ENV) or None)
+        return OpenAICompatibleModel(url, model or None,
+                                     api_key=api_key or os.environ.get(API_KEY_ENV) or None)
     raise ValueError(f"unknown model {spec!r}: use 'embedded', one of {list(MODEL_NAMES)}, or an http(s) URL")

@@ -6,26 +6,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Protocol
 
-
-@dataclass
-class Usage:
-    """Token counts; None means unknown (never silently zero)."""
-
-    prompt_tokens: int | None = 0
-    completion_tokens: int | None = 0
-
-    def __add__(self, other: Usage) -> Usage:
-        def add(a, b):
-            return None if a is None or b is None else a + b
-        return Usage(add(self.prompt_tokens, other.prompt_tokens), add(self.completion_tokens, other.completion_tokens))
-
-    @property
-    def total(self) -> int | None:
-        return add_known(self.prompt_tokens, self.completion_tokens)
-
-
-def add_known(a: int | None, b: int | None) -> int | None:
-    return None if a is None or b is None else a + b
+from jitagent.usage import Usage
 
 
 @dataclass
@@ -70,7 +51,8 @@ class ModelClient(Protocol):
     name: str
 
     async def complete(self, messages: list[dict], *, max_tokens: int = 256, temperature: float = 0.0,
-                       seed: int | None = None, stop: list[str] | None = None, json_schema: dict | None = None,
+                       seed: int | None = None, stop: list[str] | None = None,
+                       json_schema: dict | None = None,
                        n: int = 1, cancel: CancelToken | None = None) -> Generation:
         """Chat completion. A final assistant message is a prefill: the reply continues it
         (the returned text excludes the prefill). `json_schema` constrains the output."""

@@ -9,8 +9,9 @@ import os
 import threading
 import time
 
-from jitagent.models.base import CHATML_STOP, CancelToken, Cancelled, Generation, ModelError, Usage, render_chatml
+from jitagent.models.base import CHATML_STOP, Cancelled, CancelToken, Generation, ModelError, render_chatml
 from jitagent.models.gguf import DEFAULT_MODEL, model_path
+from jitagent.usage import Usage
 
 _LOADED: dict[tuple[str, str], tuple[object, threading.Lock]] = {}
 _MODEL_LOCKS: dict[str, threading.Lock] = {}
@@ -35,8 +36,8 @@ def _load(name: str, n_ctx: int, slot: str = "default"):
             # heavy: imported only when an embedded model is used
             from jitagent.models.grammar_sampling import FastGrammarLlama
 
-            llm = FastGrammarLlama(model_path=str(model_path(name)), n_ctx=n_ctx, n_threads=os.cpu_count() or 2,
-                                   n_batch=256, verbose=False)
+            llm = FastGrammarLlama(model_path=str(model_path(name)), n_ctx=n_ctx,
+                                   n_threads=os.cpu_count() or 2, n_batch=256, verbose=False)
             _LOADED[(name, slot)] = (llm, _MODEL_LOCKS.setdefault(name, threading.Lock()))
         return _LOADED[(name, slot)]
 
@@ -71,12 +72,14 @@ class EmbeddedModel:
 
         llm, lock = _load(self.name, self.n_ctx, self.slot)
         prompt = render_chatml(messages)
-        grammar = LlamaGrammar.from_json_schema(json.dumps(json_schema), verbose=False) if json_schema else None
+        grammar = (LlamaGrammar.from_json_schema(json.dumps(json_schema), verbose=False) if json_schema
+                   else None)
         with lock:
             prompt_tokens = llm.tokenize(prompt.encode(), add_bos=False, special=True)
             room = self.n_ctx - len(prompt_tokens) - 1
             if room < 8:
-                raise ModelError(f"prompt of {len(prompt_tokens)} tokens leaves no room in a {self.n_ctx}-token context")
+                raise ModelError(f"prompt of {len(prompt_tokens)} tokens leaves no room in a "
+                                 f"{self.n_ctx}-token context")
             pieces, completion_tokens, finish = [], 0, "stop"
             stream = llm.create_completion(
                 prompt_tokens, max_tokens=min(max_tokens, room), temperature=temperature,

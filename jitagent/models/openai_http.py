@@ -10,14 +10,14 @@ pass for one that honours it.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from typing import Literal
 
 import httpx
 
-from jitagent.models.base import CHATML_STOP, CancelToken, Generation, ModelError, Usage, render_chatml
+from jitagent.models.base import CHATML_STOP, CancelToken, Generation, ModelError, render_chatml
+from jitagent.usage import Usage
 
 
 class SchemaIgnored(ModelError):
@@ -59,7 +59,8 @@ class OpenAICompatibleModel:
             while len(texts) < n:
                 self._n_supported = False
                 more, fin, used = await self._request(http, messages, max_tokens, temperature,
-                                                      None if seed is None else seed + len(texts), stop, json_schema, 1)
+                                                      None if seed is None else seed + len(texts), stop,
+                                                      json_schema, 1)
                 texts += more
                 finishes += fin
                 usage = usage + used
@@ -96,7 +97,8 @@ class OpenAICompatibleModel:
         dialects = [self.dialect] if self.dialect != "auto" else ["json_schema", "json_object"]
         last_error = None
         for dialect in dialects:
-            fmt = ({"type": "json_schema", "json_schema": {"name": "output", "schema": schema, "strict": True}}
+            fmt = ({"type": "json_schema",
+                    "json_schema": {"name": "output", "schema": schema, "strict": True}}
                    if dialect == "json_schema" else {"type": "json_object", "schema": schema})
             try:
                 result = _parse(await self._post(http, path, {**body, "response_format": fmt}), path)
@@ -111,10 +113,11 @@ class OpenAICompatibleModel:
         try:
             response = await http.post(self.base_url + path, json=body)
         except httpx.TimeoutException as exc:
-            raise asyncio.TimeoutError(f"{self.name}{path}: timed out") from exc
+            raise TimeoutError(f"{self.name}{path}: timed out") from exc
         except httpx.ConnectError as exc:
             raise Unreachable(f"cannot reach the model server at {self.base_url} "
-                              f"({exc or 'connection failed'}); is it running, and is the URL right?") from None
+                              f"({exc or 'connection failed'}); "
+                              "is it running, and is the URL right?") from None
         except httpx.HTTPError as exc:
             raise ModelError(f"{self.name}{path}: {type(exc).__name__}: {exc}") from exc
         if response.status_code in (401, 403):
@@ -151,4 +154,5 @@ def _check_schema(text: str, schema: dict) -> None:
             raise SchemaIgnored(f"server ignored the JSON schema: expected an object, got {text[:200]!r}")
         missing = [k for k in schema.get("required", []) if k not in value]
         if missing:
-            raise SchemaIgnored(f"server ignored the JSON schema: required keys {missing} missing in {text[:200]!r}")
+            raise SchemaIgnored(f"server ignored the JSON schema: required keys {missing} missing in "
+                                f"{text[:200]!r}")

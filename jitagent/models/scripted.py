@@ -6,7 +6,8 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from jitagent.models.base import Generation, Usage
+from jitagent.models.base import Generation
+from jitagent.usage import Usage
 
 
 class ScriptedModel:
@@ -32,7 +33,8 @@ class ScriptedModel:
         start = time.monotonic()
         texts = []
         for _ in range(n):
-            self.calls.append({"messages": messages, "json_schema": json_schema, "temperature": temperature, "seed": seed})
+            self.calls.append({"messages": messages, "json_schema": json_schema, "temperature": temperature,
+                               "seed": seed})
             text = self._next(messages, json_schema)
             for s in stop or []:
                 if s in text:

@@ -1,7 +1,7 @@
 """The agent loop: execute a HarnessSpec on a Task with a solver model and tools.
 
-`Runtime.stream()` is an async generator of `AgentEvent`s ending with a `result` event; the gRPC server
-streams these as they happen. It reads top to bottom:
+`Runtime.stream()` is an async generator of the run's `Step`s, then the task's `Verdict`, then the
+`RunResult`; the gRPC server streams these as they happen. It reads top to bottom:
   samples × attempts (reflect on failure) × [decompose → action loop: step = execute(query())]
 then vote, then the task's verifier. A stage kind is a class in its stage's module (memory, planning,
 actions, verify, voting), found by the spec's name for it. The runtime knows nothing of the bank.
@@ -12,10 +12,11 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator
 
-from jitagent.models.base import CancelToken, Cancelled, ModelClient, ModelError, Usage
+from jitagent.models.base import Cancelled, CancelToken, ModelClient, ModelError
 from jitagent.runtime import prompts
 from jitagent.runtime.actions import Action
-from jitagent.runtime.events import AgentEvent, RunResult, Stop
+from jitagent.runtime.channel import last_of
+from jitagent.runtime.events import RunResult, Step, Stop
 from jitagent.runtime.memory import Memory
 from jitagent.runtime.planning import Planning
 from jitagent.runtime.prompts import ControlPrompts
@@ -35,15 +36,11 @@ class Runtime:
         self.sandbox = sandbox or SandboxLimits()
 
     async def run(self, spec: HarnessSpec, task: Task, **kw) -> RunResult:
-        result = None
-        async for event in self.stream(spec, task, **kw):
-            if event.kind == "result":
-                result = event.result
-        return result
+        return await last_of(self.stream(spec, task, **kw), RunResult)
 
     async def stream(self, spec: HarnessSpec, task: Task, *, seed: int = 0, cancel: CancelToken | None = None,
                      deadline: float | None = None, max_steps: int | None = None,
-                     verify_answer: bool = True) -> AsyncIterator[AgentEvent]:
+                     verify_answer: bool = True) -> AsyncIterator[Step | Verdict | RunResult]:
         """Run `spec` on `task`. `deadline` (monotonic) and `max_steps` can only tighten the harness limits.
         `verify_answer=False` (dry runs) never consults the task's verifier."""
         start = time.monotonic()
@@ -63,13 +60,9 @@ class Runtime:
                 yield event
             verdict = await self._verdict(run, verify_answer)
             run.cost.wall_s = time.monotonic() - start
-            verdict_event = AgentEvent("verdict", text=verdict.detail, ok=verdict.passed)
-            run.trajectory.events.append(verdict_event)
-            yield verdict_event
-            result = RunResult(task.id, spec.id, run.answer, verdict.passed, verdict.reward, verdict.detail,
-                               run.cost, run.trajectory, run.error, run.interrupted, run.stop)
-            yield AgentEvent("result", text=run.answer or "", ok=verdict.passed, wall_s=run.cost.wall_s,
-                             result=result)
+            yield verdict
+            yield RunResult(task.id, spec.id, run.answer, verdict.passed, verdict.reward, verdict.detail,
+                            run.cost, run.trajectory, run.error, run.interrupted, run.stop)
         finally:  # also when the caller is cancelled mid-run
             workspace.close()
 
@@ -88,7 +81,7 @@ class Runtime:
         except ModelError as exc:
             run.error = f"model failed: {exc}"
         if run.stop is not None:
-            await run.emit(AgentEvent("verify", text=run.stop.text, ok=False))
+            await run.emit(Step("verify", text=run.stop.text, ok=False))
 
     @staticmethod
     async def _verdict(run: Run, verify_answer: bool) -> Verdict:
@@ -106,10 +99,10 @@ class Runtime:
             if answer is not None:
                 answers.append(answer)
             if samples > 1:
-                await run.emit(AgentEvent("sample", text=str(answer), step=sample))
+                await run.emit(Step("sample", text=str(answer), step=sample))
         chosen = await run.vote.choose(run, answers) if answers else None
         run.answer = chosen or None
-        await run.emit(AgentEvent("vote", text=chosen or "", ok=chosen is not None))
+        await run.emit(Step("vote", text=chosen or "", ok=chosen is not None))
 
     async def _attempt(self, run: Run, sample: int) -> Attempt:
         """One sample: attempts until the harness's own check passes, each after a reflection on the last."""
@@ -155,7 +148,7 @@ class Runtime:
                                         json_schema=run.action.schema(run.toolbox.allowed))
         reply = prefill + generation.text + ("\n```" if prefill.startswith("```") else "")
         run.trajectory.messages.append({"role": "assistant", "content": reply})
-        await run.emit(AgentEvent("model", text=reply, step=talk.step, depth=talk.depth,
+        await run.emit(Step("model", text=reply, step=talk.step, depth=talk.depth,
                                   usage=generation.usage, wall_s=generation.wall_s))
         talk.hear(reply)
         return reply
@@ -176,7 +169,7 @@ class Runtime:
             talk.tell(run.prompts.text("first_tool", tool=first))
             return None
         result = await run.call_tool(call)
-        await run.emit(AgentEvent("tool", text=result.output, tool=call.tool, ok=result.ok, step=talk.step,
+        await run.emit(Step("tool", text=result.output, tool=call.tool, ok=result.ok, step=talk.step,
                                   depth=talk.depth, wall_s=result.wall_s))
         talk.tool_failed, talk.observation = not result.ok, result.output
         if call.tool in ("python", "shell"):
@@ -187,4 +180,4 @@ class Runtime:
         return None
 
 
-__all__ = ["Runtime", "RunResult", "AgentEvent", "Usage", "StageFailure"]
+__all__ = ["Runtime", "RunResult", "Step", "StageFailure"]

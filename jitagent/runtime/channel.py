@@ -1,12 +1,24 @@
-"""Events from plain coroutines to an async generator, one at a time."""
+"""Events from plain coroutines to an async generator, one at a time; a stream's final outcome."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Coroutine
+from typing import TypeVar
 
-from jitagent.runtime.events import AgentEvent
+from jitagent.runtime.events import Step
+
+T = TypeVar("T")
+
+
+async def last_of(stream: AsyncIterator, kind: type[T]) -> T | None:
+    """The last item of type `kind` in `stream`, read to its end: its clean-up is done on return."""
+    last = None
+    async for item in stream:
+        if isinstance(item, kind):
+            last = item
+    return last
 
 
 class EventChannel:
@@ -15,14 +27,14 @@ class EventChannel:
     as a generator would: it never runs ahead of a slow consumer, and one that stops stops the work."""
 
     def __init__(self) -> None:
-        self._handoff: asyncio.Queue[tuple[AgentEvent, asyncio.Future[None]]] = asyncio.Queue(maxsize=1)
+        self._handoff: asyncio.Queue[tuple[Step, asyncio.Future[None]]] = asyncio.Queue(maxsize=1)
 
-    async def emit(self, event: AgentEvent) -> None:
+    async def emit(self, event: Step) -> None:
         taken = asyncio.get_running_loop().create_future()
         await self._handoff.put((event, taken))
         await taken
 
-    async def relay(self, work: Coroutine[None, None, None]) -> AsyncIterator[AgentEvent]:
+    async def relay(self, work: Coroutine[None, None, None]) -> AsyncIterator[Step]:
         worker = asyncio.ensure_future(work)
         handoff: asyncio.Future | None = None
         try:

@@ -1,27 +1,27 @@
-"""Typed records the agent loop yields as it works (the shape of the gRPC Solve stream)."""
+"""What the agent loop records and yields as it works: its steps, then its result."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Literal
 
-from jitagent.models.base import Usage, add_known
+from jitagent.usage import Usage
 
-EventKind = Literal["plan", "model", "tool", "memory", "reflection", "subtask", "sample", "vote", "verify",
-                    "verdict", "result"]
+StepKind = Literal["plan", "model", "tool", "memory", "reflection", "subtask", "sample", "vote", "verify"]
 
 
 @dataclass
-class AgentEvent:
-    kind: EventKind
+class Step:
+    """One thing a run did; `kind` says which (the task's verdict is not a step: verifiers.Verdict)."""
+
+    kind: StepKind
     text: str = ""
     step: int = 0
     depth: int = 0
     tool: str | None = None
-    ok: bool | None = True  # None on a verdict that was not verified
+    ok: bool = True
     usage: Usage = field(default_factory=Usage)
     wall_s: float = 0.0
-    result: RunResult | None = field(default=None, repr=False)  # set on the final `result` event
 
 
 @dataclass
@@ -32,23 +32,27 @@ class Cost:
     completion_tokens: int | None = 0
     wall_s: float = 0.0
 
+    @property
+    def usage(self) -> Usage:
+        return Usage(self.prompt_tokens, self.completion_tokens)
+
     def add(self, usage: Usage) -> None:
-        total = Usage(self.prompt_tokens, self.completion_tokens) + usage
+        total = self.usage + usage
         self.prompt_tokens, self.completion_tokens = total.prompt_tokens, total.completion_tokens
 
     def add_cost(self, other: Cost) -> None:
-        self.add(Usage(other.prompt_tokens, other.completion_tokens))
+        self.add(other.usage)
         self.wall_s += other.wall_s
 
     @property
     def tokens(self) -> int | None:
-        return add_known(self.prompt_tokens, self.completion_tokens)
+        return self.usage.total
 
 
 @dataclass
 class Trajectory:
     messages: list[dict] = field(default_factory=list)
-    events: list[AgentEvent] = field(default_factory=list)
+    events: list[Step] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,7 @@ class Stop:
     """The harness's own limit or code ended the run: a genuine outcome, not an infrastructure failure."""
 
     cause: Literal["timeout", "budget", "stage_failure"]
-    text: str  # as the run's `verify` event says it
+    text: str  # as the run's `verify` step says it
 
 
 @dataclass

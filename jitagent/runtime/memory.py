@@ -6,7 +6,7 @@ import collections
 import re
 from typing import TYPE_CHECKING, ClassVar
 
-from jitagent.runtime.events import AgentEvent
+from jitagent.runtime.events import Step
 from jitagent.runtime.stage import Stage
 from jitagent.spec import HarnessSpec, MemorySpec
 
@@ -69,7 +69,7 @@ class Summary(Memory, kind="summary"):
         part = "user_with_summary" if talk.summary else "user"
         talk.summary = await run.ask("summarize", self.spec.budget, part, summary=talk.summary, history=older)
         del history[1:-2]
-        run.trajectory.events.append(AgentEvent("memory", text=talk.summary, step=talk.step))  # not streamed
+        run.trajectory.events.append(Step("memory", text=talk.summary, step=talk.step))  # not streamed
 
     async def view(self, run: Run, talk: Conversation) -> list[dict]:
         if not talk.summary:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from jitagent.models.base import CancelToken, Cancelled, Generation, ModelClient
+from jitagent.models.base import Cancelled, CancelToken, Generation, ModelClient
 from jitagent.runtime.channel import EventChannel
-from jitagent.runtime.events import AgentEvent, Cost, Stop, Trajectory
+from jitagent.runtime.events import Cost, Step, Stop, Trajectory
 from jitagent.runtime.parsing import ToolCall
 from jitagent.runtime.stage_code import StageCodeError, call_stage
 from jitagent.spec import HarnessSpec
@@ -94,7 +94,7 @@ class Run:
     error: str | None = None  # an infrastructure failure
     interrupted: bool = False
 
-    async def emit(self, event: AgentEvent) -> None:
+    async def emit(self, event: Step) -> None:
         self.trajectory.events.append(event)
         await self.events.emit(event)
 

@@ -22,8 +22,9 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from pydantic import BaseModel, Field
 
+from jitagent.assembly import build_pipeline
 from jitagent.errors import one_line
-from jitagent.paths import data_dir, open_bank
+from jitagent.paths import data_dir
 from jitagent.pipeline import JitPipeline, PipelineConfig
 from jitagent.sandbox import reclaim_leftovers
 from jitagent.server.auth import BearerTokenInterceptor
@@ -63,7 +64,7 @@ class ServerConfig(BaseModel):
 class JitAgentServer:
     def __init__(self, config: ServerConfig, build: Callable[[ServerConfig], JitPipeline] | None = None):
         self.config = config
-        self.build = build or build_pipeline
+        self.build = build or pipeline_for
         self.metrics = Metrics()
         self.service = JitAgentService(self.metrics, config.concurrency, config.max_queue)
         self.health = health.aio.HealthServicer()
@@ -85,7 +86,8 @@ class JitAgentServer:
             ("grpc.so_reuseport", 0)])  # else a second server binds the same port and takes half the calls
         pb_grpc.add_JitAgentServicer_to_server(self.service, self.server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
-        reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), self.server)
+        reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME),
+                                            self.server)
         address = f"{self.config.host}:{self.config.port}"
         try:
             if self.config.tls_cert and self.config.tls_key:
@@ -105,7 +107,8 @@ class JitAgentServer:
         if self.config.metrics_port is not None:
             self.metrics.serve(self.config.metrics_port, self.config.host)
         self._loading = asyncio.create_task(self._load())
-        log.info(json.dumps({"event": "listening", "address": f"{self.config.host}:{self.port}", "tls": bool(self.config.tls_cert)}))
+        log.info(json.dumps({"event": "listening", "address": f"{self.config.host}:{self.port}",
+                             "tls": bool(self.config.tls_cert)}))
         return self.port
 
     async def _load(self) -> None:
@@ -147,16 +150,8 @@ class JitAgentServer:
             raise StartupError(self.load_error)
 
 
-def build_pipeline(config: ServerConfig):
-    from jitagent.catalog import seed_bank
-    from jitagent.models import load_model
-
-    bank = open_bank(config.bank or config.data_dir / "bank.db", cache_dir=config.data_dir)
-    seed_bank(bank)
-    meta = load_model(config.meta_model, slot="meta", api_key=config.api_key)
-    solver = load_model(config.solver_model or config.meta_model, slot="solver", api_key=config.api_key)
-    for model in (meta, solver):
-        if hasattr(model, "load"):
-            model.load()  # the first request must not pay for loading weights
-    bank.search("warm up the embedder", k=1)
-    return JitPipeline(bank, meta, solver, config.pipeline)
+def pipeline_for(config: ServerConfig) -> JitPipeline:
+    return build_pipeline(config.bank or config.data_dir / "bank.db", cache_dir=config.data_dir,
+                          meta_model=config.meta_model, solver_model=config.solver_model,
+                          api_key=config.api_key,
+                          config=config.pipeline, preload=True)  # the first request must not pay for loading

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 
-from google.protobuf.timestamp_pb2 import Timestamp
-
-from jitagent.pipeline import PipelineEvent, SolveResult
-from jitagent.runtime.events import Cost, RunResult
+from harness_bank import HarnessRecord
+from harness_bank.router import ArmSummary
+from jitagent.events import BankDecision, Chosen, Retrieved, Routed, SolveEvent, SolveResult
+from jitagent.runtime.events import Cost, RunResult, Step
+from jitagent.spec import HarnessSpec
+from jitagent.synthesis.synthesize import CandidateChecked
 from jitagent.v1 import jitagent_pb2 as pb
+from jitagent.verifiers import Verdict
 from jitagent.wire import RequestError, enum_value
 
 MAX_N = 8
@@ -32,46 +35,37 @@ def cost_to_proto(cost: Cost | None) -> pb.Cost:
     return msg
 
 
-def harness_to_proto(h: dict) -> pb.Harness:
-    created = Timestamp()
-    created.FromNanoseconds(int(h["created_at"] * 1e9))
-    return pb.Harness(
-        id=h["id"],
-        name=h["name"],
-        description=h["description"],
-        parent_id=h["parent_id"] or "",
-        origin=enum_value(pb.Origin, "ORIGIN", h["origin"]),
-        generator=h["generator"],
-        spec_json=json.dumps(h["spec"]),
-        created_at=created,
-    )
+def harness_to_proto(h: HarnessRecord) -> pb.Harness:
+    msg = _harness(h.id, h.name, h.description, h.parent_id, h.origin, h.generator, h.spec)
+    msg.created_at.FromNanoseconds(int(h.created_at * 1e9))
+    return msg
 
 
-def spec_to_harness(spec) -> pb.Harness:
+def spec_to_harness(spec: HarnessSpec) -> pb.Harness:
     env = spec.envelope
-    return pb.Harness(
-        id=spec.id,
-        name=spec.name,
-        description=spec.description,
-        parent_id=env.parent_id or "",
-        origin=enum_value(pb.Origin, "ORIGIN", env.origin),
-        generator=env.generator,
-        spec_json=json.dumps(spec.model_dump(mode="json")),
-    )
+    return _harness(spec.id, spec.name, spec.description, env.parent_id, env.origin, env.generator,
+                    spec.model_dump(mode="json"))
 
 
-def arm_to_proto(arm: dict) -> pb.Arm:
+def _harness(harness_id: str, name: str, description: str, parent_id: str | None, origin: str, generator: str,
+             spec: dict) -> pb.Harness:
+    return pb.Harness(id=harness_id, name=name, description=description, parent_id=parent_id or "",
+                      origin=enum_value(pb.Origin, "ORIGIN", origin), generator=generator,
+                      spec_json=json.dumps(spec))
+
+
+def arm_to_proto(arm: ArmSummary) -> pb.Arm:
     msg = pb.Arm(
-        harness_id=arm["harness_id"],
-        name=arm["name"],
-        posterior_mean=arm["mean"],
-        prior_mean=arm["prior_mean"],
-        prior_weight=arm["prior_weight"],
-        runs=arm["runs"],
-        similarity=arm["similarity"],
+        harness_id=arm.harness_id,
+        name=arm.name,
+        posterior_mean=arm.mean,
+        prior_mean=arm.prior_mean,
+        prior_weight=arm.prior_weight,
+        runs=arm.runs,
+        similarity=arm.similarity,
     )
-    if arm["mean_tokens"] is not None:
-        msg.mean_tokens = arm["mean_tokens"]
+    if arm.mean_tokens is not None:
+        msg.mean_tokens = arm.mean_tokens
     return msg
 
 
@@ -143,44 +137,47 @@ def solve_result_to_proto(result: SolveResult) -> pb.SolveResult:
     )
 
 
-def event_to_proto(event: PipelineEvent, run_id: str) -> pb.SolveEvent:
+def event_to_proto(event: SolveEvent, run_id: str) -> pb.SolveEvent:
     msg = pb.SolveEvent(run_id=run_id)
-    text, data = event.text[:MAX_EVENT_TEXT], event.data
-    if event.kind == "retrieved":
-        msg.retrieved.CopyFrom(pb.Retrieved(text=text, arms=[arm_to_proto(a) for a in data["references"]]))
-    elif event.kind in ("candidate", "repaired"):
-        getattr(msg, event.kind).CopyFrom(
-            pb.CandidateChecked(index=data["candidate"] or 0, ok=data["ok"], text=text)
-        )
-    elif event.kind == "route":
-        msg.routed.CopyFrom(
-            pb.Routed(
-                route=enum_value(pb.Route, "ROUTE", data["route"]),
-                cluster=data["cluster"],
-                text=text,
-                arms=[arm_to_proto(a) for a in data["arms"]],
+    match event:
+        case Retrieved():
+            msg.retrieved.CopyFrom(pb.Retrieved(text=_text(event.text),
+                                                arms=[arm_to_proto(a) for a in event.arms]))
+        case CandidateChecked():
+            checked = pb.CandidateChecked(index=event.index, ok=event.ok, text=_text(event.error or "valid"))
+            (msg.repaired if event.round else msg.candidate).CopyFrom(checked)
+        case Routed():
+            msg.routed.CopyFrom(
+                pb.Routed(
+                    route=enum_value(pb.Route, "ROUTE", event.route),
+                    cluster=event.cluster,
+                    text=_text(event.text),
+                    arms=[arm_to_proto(a) for a in event.arms],
+                )
             )
-        )
-    elif event.kind == "chosen":
-        msg.chosen.CopyFrom(pb.Chosen(harness_id=data["harness_id"], name=data["spec"]["name"]))
-    elif event.kind == "step":
-        step = event.step
-        msg.step.CopyFrom(
-            pb.Step(
-                kind=enum_value(pb.StepKind, "STEP_KIND", step.kind),
-                text=text,
-                tool=step.tool or "",
-                ok=bool(step.ok),
-                step=step.step,
-                depth=step.depth,
+        case Chosen():
+            msg.chosen.CopyFrom(pb.Chosen(harness_id=event.harness.id, name=event.harness.name))
+        case Step():
+            msg.step.CopyFrom(
+                pb.Step(
+                    kind=enum_value(pb.StepKind, "STEP_KIND", event.kind),
+                    text=_text(event.text),
+                    tool=event.tool or "",
+                    ok=event.ok,
+                    step=event.step,
+                    depth=event.depth,
+                )
             )
-        )
-    elif event.kind == "verdict":
-        msg.verdict.text = text
-        if data["passed"] is not None:
-            msg.verdict.passed = data["passed"]
-    elif event.kind == "bank":
-        msg.bank.CopyFrom(pb.BankDecision(cluster=data["cluster"], text=text))
-    else:
-        msg.result.CopyFrom(solve_result_to_proto(data["result"]))
+        case Verdict():
+            msg.verdict.text = _text(event.detail)
+            if event.passed is not None:
+                msg.verdict.passed = event.passed
+        case BankDecision():
+            msg.bank.CopyFrom(pb.BankDecision(cluster=event.cluster, text=_text(event.text)))
+        case SolveResult():
+            msg.result.CopyFrom(solve_result_to_proto(event))
     return msg
+
+
+def _text(text: str) -> str:
+    return text[:MAX_EVENT_TEXT]

@@ -7,6 +7,7 @@ import json
 import logging
 import time
 import uuid
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, contextmanager
 
 import grpc
@@ -15,12 +16,18 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from harness_bank.bank import BankError
-from jitagent.feedback import FeedbackError, Report, report_harness, report_run
+from jitagent.events import SolveEvent, SolveResult
+from jitagent.feedback import FeedbackError, Report
 from jitagent.logs import bind
-from jitagent.models.base import CancelToken, Cancelled, ModelError
+from jitagent.models.base import Cancelled, CancelToken, ModelError
 from jitagent.pipeline import JitPipeline
-from jitagent.server.convert import (check_n, event_to_proto, harness_to_proto, solve_result_to_proto,
-                                     synthesis_to_proto)
+from jitagent.server.convert import (
+    check_n,
+    event_to_proto,
+    harness_to_proto,
+    solve_result_to_proto,
+    synthesis_to_proto,
+)
 from jitagent.server.metrics import Metrics
 from jitagent.v1 import jitagent_pb2 as pb
 from jitagent.v1 import jitagent_pb2_grpc as pb_grpc
@@ -102,7 +109,8 @@ class JitAgentService(pb_grpc.JitAgentServicer):
         if self.load_error is not None:
             await context.abort(grpc.StatusCode.UNAVAILABLE, f"the server could not start: {self.load_error}")
         if self.pipeline is None:
-            await context.abort(grpc.StatusCode.UNAVAILABLE, "loading models and the harness bank; retry shortly")
+            await context.abort(grpc.StatusCode.UNAVAILABLE,
+                                "loading models and the harness bank; retry shortly")
         return self.pipeline
 
     @asynccontextmanager
@@ -111,7 +119,8 @@ class JitAgentService(pb_grpc.JitAgentServicer):
         instead of buffering without limit."""
         if self.slots.locked() and self.waiting >= self.max_queue:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                                f"queue full: {self.waiting} tasks waiting (max_queue {self.max_queue}); retry later")
+                                f"queue full: {self.waiting} tasks waiting (max_queue {self.max_queue}); "
+                                "retry later")
         self.waiting += 1
         self.metrics.queue_depth.set(self.waiting)
         try:
@@ -131,7 +140,8 @@ class JitAgentService(pb_grpc.JitAgentServicer):
         remaining = context.time_remaining()
         return None if remaining is None else time.monotonic() + remaining
 
-    async def _events(self, context, task, run_id: str, *, execute: bool, n: int):
+    async def _events(self, context, task, run_id: str, *, execute: bool,
+                      n: int) -> AsyncIterator[SolveEvent]:
         """Pipeline events for one task; a cancelled RPC cancels the model and tool work it started."""
         bind(task_id=task.id, run_id=run_id)
         cancel = CancelToken(self._deadline(context))
@@ -139,12 +149,11 @@ class JitAgentService(pb_grpc.JitAgentServicer):
         try:
             async with self._slot(context):
                 async for event in pipeline.stream(task, execute=execute, n=n, cancel=cancel, run_id=run_id):
-                    if event.kind == "result":
-                        result = event.data["result"]
-                        self.metrics.record_result(result)
-                        _log_task(result)
-                        if result.run is not None and result.run.interrupted and cancel.is_cancelled():
-                            raise Cancelled(f"task {task.id}: {result.run.error}")
+                    if isinstance(event, SolveResult):
+                        self.metrics.record_result(event)
+                        _log_task(event)
+                        if event.run is not None and event.run.interrupted and cancel.is_cancelled():
+                            raise Cancelled(f"task {task.id}: {event.run.error}")
                     yield event
         except asyncio.CancelledError:
             cancel.cancel()
@@ -168,8 +177,8 @@ class JitAgentService(pb_grpc.JitAgentServicer):
             try:
                 for task in tasks:
                     async for event in self._events(context, task, new_run_id(), execute=False, n=n):
-                        if event.kind == "result":
-                            response.results.append(synthesis_to_proto(event.data["result"]))
+                        if isinstance(event, SolveResult):
+                            response.results.append(synthesis_to_proto(event))
             except TaskFailed as exc:
                 await context.abort(exc.code, str(exc))
             return response
@@ -208,8 +217,8 @@ class JitAgentService(pb_grpc.JitAgentServicer):
                 result, run_id = None, new_run_id()
                 try:
                     async for event in self._events(context, task, run_id, execute=True, n=n):
-                        if event.kind == "result":
-                            result = event.data["result"]
+                        if isinstance(event, SolveResult):
+                            result = event
                 except TaskFailed as exc:  # one failed task does not end the stream
                     yield pb.StreamTasksResponse(
                         sequence=sequence, task_id=task.id, run_id=run_id, error=status_of(exc.code, str(exc))
@@ -236,19 +245,15 @@ class JitAgentService(pb_grpc.JitAgentServicer):
             report = Report(request.reward, request.detail, **optional)
             bind(run_id=request.run_id)
             try:
-                if request.run_id:
-                    done = await asyncio.to_thread(report_run, pipeline.bank, request.run_id, report)
-                else:
-                    done = await asyncio.to_thread(
-                        report_harness,
-                        pipeline.bank,
-                        request.harness_id,
-                        request.task_text,
-                        report,
-                        task_id=request.task_id,
-                        task_type=request.task_type or None,
-                        tags=tuple(request.tags),
-                    )
+                done = await pipeline.report_outcome(
+                    report,
+                    run_id=request.run_id,
+                    harness_id=request.harness_id,
+                    task_text=request.task_text,
+                    task_id=request.task_id,
+                    task_type=request.task_type or None,
+                    tags=tuple(request.tags),
+                )
             except FeedbackError as exc:
                 violations = [(exc.field, exc.description)] if exc.kind == "invalid" else []
                 await context.abort_with_status(
@@ -312,12 +317,10 @@ class JitAgentService(pb_grpc.JitAgentServicer):
                 done = await asyncio.to_thread(bank.rollback, request.cluster)
             except BankError as exc:
                 await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
-            return pb.RollbackResponse(
-                cluster=done["cluster"], restored=done["restored"], replaced=done["replaced"]
-            )
+            return pb.RollbackResponse(cluster=done.cluster, restored=done.restored, replaced=done.replaced)
 
 
-def _log_task(result) -> None:
+def _log_task(result: SolveResult) -> None:
     run = result.run
     log.info(
         json.dumps(

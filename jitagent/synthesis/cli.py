@@ -7,29 +7,32 @@ import json
 
 from rich.console import Console
 
-from jitagent.cli_common import (api_key, bank, bank_location, common, models, output, table, task_from_args,
-                                 task_options)
+from jitagent.cli_common import (
+    api_key,
+    bank,
+    bank_location,
+    common,
+    models,
+    output,
+    table,
+    task_from_args,
+    task_options,
+)
 
 console = Console()
 report = Console(stderr=True)  # what a person reads; stdout stays for what is piped
 
 
-def build_pipeline(args, learn: bool):
+def pipeline_for(args, learn: bool):
     from harness_bank.router import RouterConfig
-    from jitagent.catalog import seed_bank
-    from jitagent.models import load_model
-    from jitagent.paths import open_bank
-    from jitagent.pipeline import JitPipeline, PipelineConfig
+    from jitagent.assembly import build_pipeline
+    from jitagent.pipeline import PipelineConfig
     from jitagent.synthesis.synthesize import SynthesisConfig
 
-    key = api_key(args)
-    meta = load_model(args.meta_model, slot="meta", api_key=key)
-    solver = load_model(args.solver_model or args.meta_model, slot="solver", api_key=key)
-    store = open_bank(bank_location(args), cache_dir=args.data_dir)
-    seed_bank(store)
     config = PipelineConfig(router=RouterConfig(references=args.k), learn=learn, synthesis=SynthesisConfig(
         n=args.n, selection=args.selection, dry_run=not args.no_dry_run, reference_mode=args.references))
-    return JitPipeline(store, meta, solver, config)
+    return build_pipeline(bank_location(args), cache_dir=args.data_dir, meta_model=args.meta_model,
+                          solver_model=args.solver_model, api_key=api_key(args), config=config)
 
 
 def print_result(result, out: Console) -> None:
@@ -73,7 +76,7 @@ def print_result(result, out: Console) -> None:
 def cmd_synthesize(args) -> int:
     """The spec goes to stdout as plain YAML (a pipe gets a file `jitagent validate` accepts), or to
     --out FILE; --json prints the whole result instead; the report goes to stderr."""
-    pipeline = build_pipeline(args, learn=False)
+    pipeline = pipeline_for(args, learn=False)
     try:
         result = asyncio.run(pipeline.solve(task_from_args(args), execute=False))
     finally:
@@ -92,7 +95,7 @@ def cmd_synthesize(args) -> int:
 
 
 def cmd_solve(args) -> int:
-    pipeline = build_pipeline(args, learn=True)
+    pipeline = pipeline_for(args, learn=True)
     try:
         result = asyncio.run(pipeline.solve(task_from_args(args)))
     finally:

@@ -10,8 +10,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from jitagent.models.base import CancelToken, Cancelled, ModelClient
+from jitagent.models.base import Cancelled, CancelToken, ModelClient
 from jitagent.runtime.agent import Runtime
+from jitagent.runtime.channel import last_of
 from jitagent.runtime.events import Cost
 from jitagent.spec import HarnessSpec
 from jitagent.synthesis.edit import edit_schema, full_spec_schema
@@ -69,10 +70,12 @@ class Candidate:
         return "repaired" if self.broken_before_repair and self.valid else "synthesized"
 
     def to_dict(self) -> dict:
-        return {"index": self.index, "valid": self.valid, "origin": self.origin, "harness_id": self.spec.id if self.spec else None,
+        return {"index": self.index, "valid": self.valid, "origin": self.origin,
+                "harness_id": self.spec.id if self.spec else None,
                 "parent_id": self.parent_id, "broken_before_repair": self.broken_before_repair,
                 "broken_after_repair": self.broken_after_repair, "rounds": [r.__dict__ for r in self.rounds],
-                "checks": [c.__dict__ for c in self.checks], "notes": self.notes, "dry_run": self.dry_run, "score": self.score}
+                "checks": [c.__dict__ for c in self.checks], "notes": self.notes, "dry_run": self.dry_run,
+                "score": self.score}
 
 
 @dataclass
@@ -83,24 +86,29 @@ class SynthesisCost:
     selection: Cost = field(default_factory=Cost)
 
     def to_dict(self) -> dict:
-        return {k: getattr(self, k).__dict__ | {"tokens": getattr(self, k).tokens} for k in ("synthesis", "repair", "dry_run", "selection")}
+        return {k: getattr(self, k).__dict__ | {"tokens": getattr(self, k).tokens}
+                for k in ("synthesis", "repair", "dry_run", "selection")}
 
 
 @dataclass
 class Synthesis:
-    chosen: HarnessSpec | None
-    fallback: bool
+    chosen: HarnessSpec | None  # None: no valid candidate
     candidates: list[Candidate]
     cost: SynthesisCost
     reason: str
 
 
-@dataclass
-class SynthesisEvent:
-    kind: Literal["candidate", "repaired", "chosen"]
-    text: str
-    candidate: int | None = None
-    ok: bool = True
+@dataclass(frozen=True)
+class CandidateChecked:
+    """A candidate's draft (round 0) or a repair of it went up the validation ladder."""
+
+    index: int
+    round: int
+    error: str  # "" when it is valid
+
+    @property
+    def ok(self) -> bool:
+        return not self.error
 
 
 class Synthesizer:
@@ -112,7 +120,7 @@ class Synthesizer:
     async def stream(self, task: Task, references: list[HarnessSpec], prior: dict[str, float | None],
                      seed: int = 0, cancel: CancelToken | None = None, n: int | None = None,
                      failures: list[dict] | None = None, clean_parents: frozenset[str] = frozenset()
-                     ) -> AsyncIterator[SynthesisEvent | Synthesis]:
+                     ) -> AsyncIterator[CandidateChecked | Synthesis]:
         """`references`: retrieved harnesses, best first; `prior`: their earned reward (None: unknown).
         `failures`: recent failures of the (single) reference, for a reflective mutation.
         `clean_parents`: harnesses that already ran cleanly on tasks like this one; their pure edits
@@ -125,8 +133,8 @@ class Synthesizer:
         schema = edit_schema(list(parents), allowed) if cfg.output == "edit" else full_spec_schema()
         base = synthesis_messages(task.prompt, allowed, references, cfg.reference_mode, failures)
         start = time.monotonic()
-        generation = await self.meta.complete(base, max_tokens=cfg.max_tokens, temperature=cfg.temperature, seed=seed,
-                                              json_schema=schema, n=n, cancel=cancel)
+        generation = await self.meta.complete(base, max_tokens=cfg.max_tokens, temperature=cfg.temperature,
+                                              seed=seed, json_schema=schema, n=n, cancel=cancel)
         cost.synthesis.add(generation.usage)
         cost.synthesis.wall_s = time.monotonic() - start
         candidates = []
@@ -134,20 +142,22 @@ class Synthesizer:
             candidate = Candidate(index)
             checked = await self._check(text, parents, task)
             candidate.rounds.append(Round(0, text, checked.error))
-            yield SynthesisEvent("candidate", checked.error or "valid", index, checked.ok)
+            yield CandidateChecked(index, 0, checked.error)
             for number in range(1, cfg.repair_rounds + 1):
                 if checked.ok:
                     break
                 start = time.monotonic()
-                fix = await self.meta.complete(repair_messages(base, candidate.rounds[-1].output, checked.error),
-                                               max_tokens=cfg.max_tokens, temperature=0.7, seed=seed + 100 * (index + 1) + number,
+                fix = await self.meta.complete(repair_messages(base, candidate.rounds[-1].output,
+                                                               checked.error),
+                                               max_tokens=cfg.max_tokens, temperature=0.7,
+                                               seed=seed + 100 * (index + 1) + number,
                                                json_schema=schema, cancel=cancel)
                 cost.repair.add(fix.usage)
                 cost.repair.wall_s += time.monotonic() - start
                 checked = await self._check(fix.text, parents, task)
                 repeated = any(r.output == fix.text for r in candidate.rounds)
                 candidate.rounds.append(Round(number, fix.text, checked.error))
-                yield SynthesisEvent("repaired", checked.error or "valid", index, checked.ok)
+                yield CandidateChecked(index, number, checked.error)
                 if repeated:  # the model answers the error with the same output: another round repeats it
                     break
             candidate.checks, candidate.notes = checked.checks, checked.notes
@@ -168,11 +178,16 @@ class Synthesizer:
                 await self._dry_run(candidate, task, cost, seed, cancel)
         valid = [c for c in candidates if c.valid]
         if not valid:
-            synthesis = Synthesis(None, True, candidates, cost, f"no valid candidate among {len(candidates)}")
+            synthesis = Synthesis(None, candidates, cost, f"no valid candidate among {len(candidates)}")
         else:
             chosen, reason = await self._select(valid, task, prior, references, cost, seed)
-            synthesis = Synthesis(chosen.spec, False, candidates, cost, reason)
+            synthesis = Synthesis(chosen.spec, candidates, cost, reason)
         yield synthesis
+
+    async def synthesize(self, task: Task, references: list[HarnessSpec], prior: dict[str, float | None],
+                         **kw) -> Synthesis:
+        """`stream`'s outcome alone."""
+        return await last_of(self.stream(task, references, prior, **kw), Synthesis)
 
     async def _check(self, text: str, parents, task: Task) -> Validated:
         return await validate_static(text, parents, task, self.config.ceilings)
@@ -202,13 +217,18 @@ class Synthesizer:
             c.score = round((0.5 if earned is None else earned) + 0.3 * (c.dry_run == "answered")
                             - 0.05 * rank.get(c.parent_id, len(rank)) - 0.1 * len(c.notes), 4)
         if self.config.selection == "judge" and len(valid) > 1:
-            listing = "\n".join(f"{i + 1}. " + json.dumps({k: v for k, v in c.spec.content().items() if k in ("action", "planning", "tools", "limits")},
-                                                        separators=(",", ":")) for i, c in enumerate(valid))
+            shown = ("action", "planning", "tools", "limits")
+            listing = "\n".join(
+                f"{i + 1}. " + json.dumps({k: v for k, v in c.spec.content().items() if k in shown},
+                                          separators=(",", ":")) for i, c in enumerate(valid))
             judged = await self.meta.complete(
-                [{"role": "system", "content": "You pick the agent harness most likely to solve the task. Reply with its number."},
+                [{"role": "system", "content": "You pick the agent harness most likely to solve the task. "
+                                               "Reply with its number."},
                  {"role": "user", "content": f"Task:\n{task.prompt}\n\nHarnesses:\n{listing}"}],
                 max_tokens=8, temperature=0.0, seed=seed,
-                json_schema={"type": "object", "properties": {"choice": {"type": "integer", "enum": list(range(1, len(valid) + 1))}},
+                json_schema={"type": "object",
+                             "properties": {"choice": {"type": "integer",
+                                                       "enum": list(range(1, len(valid) + 1))}},
                              "required": ["choice"]})
             cost.selection.add(judged.usage)
             try:

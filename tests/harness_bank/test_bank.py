@@ -40,14 +40,14 @@ def test_experience_moves_retrieval(seeded_bank):
 def test_admission_promotes_and_rollback_restores(seeded_bank):
     for i in range(6):
         seeded_bank.record_outcome(outcome("direct", 0.0 if i % 2 else 1.0, f"d{i}"))
-    assert seeded_bank.incumbent("c1")["harness_id"] == SEEDS["direct"].id
+    assert seeded_bank.incumbent("c1").harness_id == SEEDS["direct"].id
     decisions = [seeded_bank.record_outcome(outcome("program_of_thought", 1.0, f"p{i}")) for i in range(8)]
     assert decisions[0].promote is False and "needs 3" in decisions[0].reason
     assert any(d.promote for d in decisions)
-    assert seeded_bank.incumbent("c1")["harness_id"] == SEEDS["program_of_thought"].id
+    assert seeded_bank.incumbent("c1").harness_id == SEEDS["program_of_thought"].id
     restored = seeded_bank.rollback("c1")
-    assert restored["restored"] == SEEDS["direct"].id
-    assert seeded_bank.incumbent("c1")["harness_id"] == SEEDS["direct"].id
+    assert restored.restored == SEEDS["direct"].id
+    assert seeded_bank.incumbent("c1").harness_id == SEEDS["direct"].id
     kinds = [d["kind"] for d in seeded_bank.decisions("c1")]
     assert "rollback" in kinds and all(d["reason"] for d in seeded_bank.decisions("c1"))
     assert len(seeded_bank.list_harnesses()) == 13  # losers are kept
@@ -75,8 +75,9 @@ def test_lineage_and_unknown_parent(seeded_bank):
     child = parse_spec(data).derive(origin="synthesized", parent_id=parent.id, generator="test")
     seeded_bank.add_harness(child.model_dump(mode="json"))
     chain = seeded_bank.lineage(child.id)
-    assert [h["id"] for h in chain] == [child.id, parent.id]
-    orphan = parse_spec({**data, "name": "orphan"}).derive(origin="synthesized", parent_id="missing", generator="t")
+    assert [h.id for h in chain] == [child.id, parent.id] and chain[0].parent_id == parent.id
+    orphan = parse_spec({**data, "name": "orphan"}).derive(origin="synthesized", parent_id="missing",
+                                                           generator="t")
     with pytest.raises(BankError, match="parent"):
         seeded_bank.add_harness(orphan.model_dump(mode="json"))
 
@@ -84,7 +85,8 @@ def test_lineage_and_unknown_parent(seeded_bank):
 def test_clusters_follow_type_then_tags_then_neighbours(seeded_bank):
     assert seeded_bank.cluster_for("x", task_type="arithmetic") == "type:arithmetic"
     assert seeded_bank.cluster_for("x", tags=("b", "a")) == "tags:a+b"
-    seeded_bank.record_outcome(outcome("direct", 1.0, "n1", "Reverse the string 'abcdef'.", cluster="strings"))
+    seeded_bank.record_outcome(outcome("direct", 1.0, "n1", "Reverse the string 'abcdef'.",
+                                       cluster="strings"))
     assert seeded_bank.cluster_for("Reverse the string 'qwerty'.") == "strings"
     assert seeded_bank.cluster_for("Name the capital of France.").startswith("auto:")
 
@@ -113,7 +115,8 @@ def test_mismatch_between_index_and_db_is_repaired_on_open(tmp_path, embedder):
     # the process died after a commit but before the index was saved: drop a vector from the file
     bank = HarnessBank(tmp_path / "b.db", embedder=embedder)
     assert not bank.repaired_on_open
-    bank.store.db.execute("INSERT INTO vectors (kind, ref, vector) SELECT kind, ref, vector FROM vectors LIMIT 1")
+    bank.store.db.execute("INSERT INTO vectors (kind, ref, vector) SELECT kind, ref, vector FROM vectors "
+                          "LIMIT 1")
     bank.store.close()
     reopened = HarnessBank(tmp_path / "b.db", embedder=embedder)
     assert reopened.repaired_on_open and reopened.index.size == 14

@@ -43,7 +43,7 @@ def test_a_harness_added_on_a_is_retrievable_on_b_within_the_bound(replicas):
         a.add_harness(spec)
         assert b.wait_synced(a.watermark, SYNC_BOUND_S)
         delays.append(time.perf_counter() - start)
-        assert b.get(spec["envelope"]["id"])["name"] == spec["name"]
+        assert b.get(spec["envelope"]["id"]).name == spec["name"]
     # an earned reward makes a synthesized harness retrievable; B's index finds the experience
     text = "convert 3 miles to kilometres, listing each conversion"
     for i in range(3):
@@ -101,7 +101,7 @@ def test_concurrent_rollbacks_from_two_replicas_undo_two_promotions(replicas):
             a.record_outcome(Outcome(SEEDS[name].id, f"{name}{i}", f"sort the words #{i}", 1.0,
                                      {"direct": 300, "program_of_thought": 200, "codeact": 100}[name], 0, 1.0,
                                      cluster="words"))
-    assert a.incumbent("words")["harness_id"] == SEEDS["codeact"].id
+    assert a.incumbent("words").harness_id == SEEDS["codeact"].id
     barrier, done = threading.Barrier(2), []
 
     def roll(bank):
@@ -112,8 +112,8 @@ def test_concurrent_rollbacks_from_two_replicas_undo_two_promotions(replicas):
         t.start()
     for t in threads:
         t.join()
-    assert sorted(d["restored"] for d in done) == sorted([SEEDS["program_of_thought"].id, SEEDS["direct"].id])
-    assert b.incumbent("words")["harness_id"] == SEEDS["direct"].id
+    assert sorted(d.restored for d in done) == sorted([SEEDS["program_of_thought"].id, SEEDS["direct"].id])
+    assert b.incumbent("words").harness_id == SEEDS["direct"].id
 
 
 def test_an_index_cache_is_caught_up_on_open_and_one_of_another_database_rebuilt(

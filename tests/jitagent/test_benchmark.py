@@ -9,8 +9,8 @@ from jitagent.benchmark.ledger import Ledger
 from jitagent.benchmark.report import markdown, report
 from jitagent.benchmark.runner import Bench, BenchConfig
 from jitagent.benchmark.stats import bootstrap_ci, summarize
+from jitagent.events import ROUTES
 from jitagent.models.scripted import ScriptedModel, instant_model
-from jitagent.pipeline import ROUTES
 
 
 def suite(tmp_path):
@@ -19,8 +19,9 @@ def suite(tmp_path):
         for kind in ("add", "echo"):
             for i in range(2):
                 expected = i + 2 if kind == "add" else 7
-                lines.append(json.dumps({"id": f"{split}-{kind}-{i}", "prompt": f"{kind} task {i} of {split}", "type": kind,
-                                         "split": split, "verifier": {"kind": "numeric", "expected": expected}}))
+                lines.append(json.dumps({"id": f"{split}-{kind}-{i}", "prompt": f"{kind} task {i} of {split}",
+                                         "type": kind, "split": split,
+                                         "verifier": {"kind": "numeric", "expected": expected}}))
     path = tmp_path / "tiny.jsonl"
     path.write_text("\n".join(lines))
     return str(path)
@@ -41,7 +42,8 @@ def test_all_arms_run_report_and_resume_without_rerunning_genuine_results(tmp_pa
     assert {a for a in arms if a.startswith("warm:")} == {f"warm:{n}" for n in bench.screened(4)}
     warm_units = [k for k in bench.ledger.units if k[0].startswith("warm:")]
     assert {t for _, t, _ in warm_units} == {t.id for t in bench.tasks("learn")}  # warmed on learn only
-    assert len([u for u in bench.ledger.units if u[0] == "fixed:direct"]) == 4  # temperature 0: one run per task
+    # temperature 0: one run per task
+    assert len([u for u in bench.ledger.units if u[0] == "fixed:direct"]) == 4
     assert len([u for u in bench.ledger.units if u[0] == "fixed:self_consistency"]) == 8  # sampled: repeats
     lines = (tmp_path / "out" / "results.jsonl").read_text().count("\n")
     traces = [json.loads(x) for x in (tmp_path / "out" / "trajectories.jsonl").read_text().splitlines()]
@@ -56,7 +58,8 @@ def test_all_arms_run_report_and_resume_without_rerunning_genuine_results(tmp_pa
     jit_row = next(line for line in text.splitlines() if line.startswith("| jit_warm |"))
     assert ", 4 tasks |" in jit_row  # the paired difference against the best fixed seed, over 4 final tasks
     assert "| arm | add | echo |" in text  # the per-type table
-    assert (tmp_path / "out" / "pareto.png").stat().st_size > 0 and (tmp_path / "out" / "stream.png").stat().st_size > 0
+    assert (tmp_path / "out" / "pareto.png").stat().st_size > 0
+    assert (tmp_path / "out" / "stream.png").stat().st_size > 0
 
 
 def test_infrastructure_failures_are_rerun_and_genuine_zeros_are_not(tmp_path):
@@ -76,7 +79,8 @@ def test_infrastructure_failures_are_rerun_and_genuine_zeros_are_not(tmp_path):
     assert [(r["arm"], r["task_id"]) for r in added] == [infra[:2]] and added[0]["error"] is None
 
 
-def test_final_split_is_never_read_before_its_harness_is_chosen_and_oracle_uses_score_only(tmp_path, monkeypatch):
+def test_final_split_is_never_read_before_its_harness_is_chosen_and_oracle_uses_score_only(
+        tmp_path, monkeypatch):
     events = []
     real_verify = agent_module.verify
 
@@ -116,10 +120,12 @@ def test_final_split_is_never_read_before_its_harness_is_chosen_and_oracle_uses_
 
 def test_bootstrap_ci_brackets_the_mean():
     low, high = bootstrap_ci([0, 1, 1, 0, 1, 1, 1, 0, 1, 1])
-    assert low < 0.7 < high and 0 <= low and high <= 1
+    assert low < 0.7 < high and low >= 0 and high <= 1
     ledger = Ledger.__new__(Ledger)
-    ledger.units = {("a", "t1", 0): {"arm": "a", "task_id": "t1", "repeat": 0, "reward": 1.0, "error": None, "route": "fixed",
-                                     "synthesis_tokens": 0, "repair_tokens": 0, "execution_tokens": None, "wall_s": 1.0}}
+    ledger.units = {("a", "t1", 0): {"arm": "a", "task_id": "t1", "repeat": 0, "reward": 1.0, "error": None,
+                                     "route": "fixed",
+                                     "synthesis_tokens": 0, "repair_tokens": 0, "execution_tokens": None,
+                                     "wall_s": 1.0}}
     assert "unknown" in markdown(summarize(ledger, ["a"]))
 
 
@@ -140,14 +146,16 @@ def test_running_out_of_the_budget_is_a_genuine_zero_in_every_arm_and_is_not_rer
     assert rows and all(r["error"] is None and r["budget_exhausted"] and r["reward"] == 0.0 for r in rows)
     assert {r["arm"] for r in rows} >= {"jit_static", "jit_stream", "oracle", "fixed:direct"}
     jit = [r for r in rows if r["arm"].startswith("jit")]
-    assert all((r["synthesis_tokens"] is None) == (r["harness"] == "") for r in jit)  # cut in synthesis: unknown
+    assert all((r["synthesis_tokens"] is None) == (r["harness"] == "")
+               for r in jit)  # cut in synthesis: unknown
     assert all(r["synthesis_tokens"] == 0 for r in rows if r["route"] in ("exploit", "explore"))
     lines = (tmp_path / "out" / "results.jsonl").read_text().count("\n")
     asyncio.run(make_bench(tmp_path).run(progress=False))
     assert (tmp_path / "out" / "results.jsonl").read_text().count("\n") == lines
     table = markdown(summarize(bench.ledger, ["jit_static", "fixed:direct"]))
     cut = sum(r["harness"] == "" for r in jit if r["arm"] == "jit_static")
-    assert f"| 100% | {cut} |" in table and "| 100% | 0 |" in table  # out of budget, units with unknown tokens
+    # out of budget, units with unknown tokens
+    assert f"| 100% | {cut} |" in table and "| 100% | 0 |" in table
 
 
 def test_top_k_runs_the_best_seeds_on_score_and_the_cheapest_on_final(tmp_path):
@@ -156,5 +164,6 @@ def test_top_k_runs_the_best_seeds_on_score_and_the_cheapest_on_final(tmp_path):
     asyncio.run(bench.run(progress=False))
     chosen = bench.fixed_seeds()
     assert 1 <= len(chosen) <= 2
-    assert {arm for arm, _, _ in bench.ledger.units if arm.startswith("fixed:")} == {f"fixed:{n}" for n in chosen}
+    fixed = {arm for arm, _, _ in bench.ledger.units if arm.startswith("fixed:")}
+    assert fixed == {f"fixed:{n}" for n in chosen}
     assert len({arm for arm, _, _ in bench.ledger.units if arm.startswith("score:")}) == 13

@@ -24,15 +24,16 @@ def tasks(kind: str, split: str, count: int) -> list[Task]:
 def edit(messages) -> str:
     """The meta-model: a helpful instruction for `add` tasks, a useless variant for `echo` tasks."""
     useful = "add question" in messages[-1]["content"]
-    return json.dumps({"parent": "direct", "action": "direct", "answer_from": "text", "planning": "none", "tools": [],
-                       "max_steps": 1, "instruction": HINT if useful else "Be brief."})
+    return json.dumps({"parent": "direct", "action": "direct", "answer_from": "text", "planning": "none",
+                       "tools": [], "max_steps": 1, "instruction": HINT if useful else "Be brief."})
 
 
 def test_a_variant_is_kept_only_if_it_wins_on_the_minibatch_and_holds_on_score(seeded_bank, tmp_path):
     solver = ScriptedModel(lambda m: "Final answer: 7" if HINT in m[0]["content"] else "Final answer: 3")
     pipeline = JitPipeline(seeded_bank, ScriptedModel(edit, "scripted-meta"), solver,
                            PipelineConfig(router=RouterConfig()))
-    learn = tasks("add", "learn", 6) + tasks("echo", "learn", 6)  # 3 failures shown, 3 unseen for the minibatch
+    learn = tasks("add", "learn", 6) + tasks("echo", "learn",
+                                             6)  # 3 failures shown, 3 unseen for the minibatch
     score = tasks("add", "score", 2) + tasks("echo", "score", 2)
 
     async def go():
@@ -47,9 +48,9 @@ def test_a_variant_is_kept_only_if_it_wins_on_the_minibatch_and_holds_on_score(s
     add, echo = by_cluster["type:add"], by_cluster["type:echo"]
     assert add.accepted and add.variant_reward == 1.0 and add.parent_reward == 0.0 and add.gate_variant == 1.0
     assert not echo.accepted and "not better on the minibatch" in echo.reason and echo.gate_variant is None
-    variant = next(h for h in seeded_bank.list_harnesses(origin="evolved") if h["name"] == add.variant)
-    assert seeded_bank.outcome_summary(variant["id"], add.minibatch)[:2] == (3, 1.0)  # kept: learn evidence
-    assert seeded_bank.outcome_summary(variant["id"], [t.id for t in score])[0] == 0  # score never stored
+    variant = next(h for h in seeded_bank.list_harnesses(origin="evolved") if h.name == add.variant)
+    assert seeded_bank.outcome_summary(variant.id, add.minibatch)[:2] == (3, 1.0)  # kept: learn evidence
+    assert seeded_bank.outcome_summary(variant.id, [t.id for t in score])[0] == 0  # score never stored
     assert len(seeded_bank.list_harnesses(origin="evolved")) == 2  # the rejected one stays a candidate
     assert again == []  # resumed: every (round, cluster) step already done
     assert not set(add.minibatch) & {t.id for t in learn[:6] if t.prompt in {

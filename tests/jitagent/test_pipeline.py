@@ -7,27 +7,34 @@ import time
 from harness_bank import Outcome
 from harness_bank.router import RouterConfig
 from jitagent.catalog import load_seeds
+from jitagent.events import BankDecision, Chosen, Retrieved, Routed, SolveResult
+from jitagent.feedback import Report
 from jitagent.models.base import CancelToken
 from jitagent.models.scripted import ScriptedModel, instant_model
 from jitagent.pipeline import JitPipeline, PipelineConfig
-from jitagent.synthesis.synthesize import SynthesisConfig
+from jitagent.runtime.events import Step
+from jitagent.synthesis.synthesize import CandidateChecked, SynthesisConfig
 from jitagent.tasks import Task
+from jitagent.verifiers import Verdict
 
 SEEDS = load_seeds()
-TASK = Task(id="m1", prompt="What is 17 * 23?", type="arithmetic", verifier={"kind": "numeric", "expected": 391})
-EDIT = json.dumps({"parent": "program_of_thought", "action": "codeact", "answer_from": "stdout", "planning": "none",
-                   "tools": ["python"], "max_steps": 2})
+TASK = Task(id="m1", prompt="What is 17 * 23?", type="arithmetic",
+            verifier={"kind": "numeric", "expected": 391})
+EDIT = json.dumps({"parent": "program_of_thought", "action": "codeact", "answer_from": "stdout",
+                   "planning": "none", "tools": ["python"], "max_steps": 2})
 
 
 def pipeline(bank, meta_replies=(EDIT,), solver_replies=("print(17 * 23)",), router=None, **config):
-    cfg = PipelineConfig(synthesis=SynthesisConfig(n=2, dry_run=False), router=router or RouterConfig(), **config)
-    return JitPipeline(bank, ScriptedModel(list(meta_replies), "scripted-meta"), ScriptedModel(list(solver_replies)), cfg)
+    cfg = PipelineConfig(synthesis=SynthesisConfig(n=2, dry_run=False), router=router or RouterConfig(),
+                         **config)
+    return JitPipeline(bank, ScriptedModel(list(meta_replies), "scripted-meta"),
+                       ScriptedModel(list(solver_replies)), cfg)
 
 
 def record(bank, name, reward, count, cluster="type:arithmetic", **kw):
     for i in range(count):
-        bank.record_outcome(Outcome(SEEDS[name].id, f"{name}{i}", f"What is {i} * 9 + {reward}?", reward, 10, 10, 0.1,
-                                    cluster=cluster, **kw))
+        bank.record_outcome(Outcome(SEEDS[name].id, f"{name}{i}", f"What is {i} * 9 + {reward}?", reward, 10,
+                                    10, 0.1, cluster=cluster, **kw))
 
 
 def test_cold_cluster_synthesizes_executes_verifies_and_records(seeded_bank):
@@ -38,13 +45,16 @@ def test_cold_cluster_synthesizes_executes_verifies_and_records(seeded_bank):
         async for e in p.stream(TASK):
             events.append(e)
     asyncio.run(go())
-    result = events[-1].data["result"]
-    kinds = [e.kind for e in events]
-    assert kinds[0] == "retrieved" and kinds[-1] == "result" and "bank" in kinds
+    result = events[-1]
+    kinds = [type(e) for e in events]
+    assert kinds[0] is Retrieved and kinds[-1] is SolveResult
+    assert {CandidateChecked, Routed, Chosen, Step, Verdict, BankDecision} <= set(kinds)
+    assert kinds.index(Routed) < kinds.index(Chosen) < kinds.index(Step) < kinds.index(Verdict)
     assert result.route == "synthesized" and result.run.passed and result.run.answer == "391"
     assert result.harness.envelope.parent_id == SEEDS["program_of_thought"].id
     assert result.harness.envelope.generator == "scripted-meta"
-    assert seeded_bank.incumbent("type:arithmetic") is None  # one run is evidence for the router, not a promotion
+    # one run is evidence for the router, not a promotion
+    assert seeded_bank.incumbent("type:arithmetic") is None
     assert seeded_bank.arm_evidence(TASK.prompt, "type:arithmetic", 3)[0][0].runs == 1
     assert len(seeded_bank.candidates(TASK.prompt)) == 2  # every candidate kept, with lineage
     assert result.synthesis_cost.synthesis.completion_tokens > 0 and result.run.cost.tokens > 0
@@ -57,14 +67,15 @@ def test_tasks_without_a_type_share_a_cluster_found_by_embedding_and_route_on_it
     second = asyncio.run(p.solve(Task(id="b", prompt="What is 17 * 23? Give the number only.",
                                       verifier={"kind": "numeric", "expected": 391}), execute=False))
     assert first.cluster.startswith("auto:") and second.cluster == first.cluster
-    ran = {a["harness_id"]: a["runs"] for a in second.references}
+    ran = {a.harness_id: a.runs for a in second.references}
     assert ran.get(first.harness.id) == 1  # the first task's harness is an arm with its outcome
 
 
 def test_known_cluster_runs_its_best_harness_without_synthesis(seeded_bank):
     record(seeded_bank, "program_of_thought", 1.0, 12)
     record(seeded_bank, "direct", 0.0, 12)
-    p = pipeline(seeded_bank, meta_replies=["{never called"], router=RouterConfig(synth_start=0, synth_floor=0))
+    p = pipeline(seeded_bank, meta_replies=["{never called"],
+                 router=RouterConfig(synth_start=0, synth_floor=0))
     result = asyncio.run(p.solve(TASK))
     assert result.route == "exploit" and result.harness.id == SEEDS["program_of_thought"].id
     assert result.synthesis is None and len(p.meta.calls) == 0 and result.run.passed
@@ -90,9 +101,11 @@ def test_exploring_a_known_cluster_mutates_its_best_arm_from_its_recent_failures
     p = pipeline(seeded_bank, router=RouterConfig(synth_floor=1.0))
     p.synthesizer.config = SynthesisConfig(n=2, dry_run=True)
     result = asyncio.run(p.solve(TASK))
-    assert result.route == "synthesized" and len(result.synthesis.candidates) == 1  # the bandit chooses, not taste
+    # one candidate: the bandit chooses, not the meta-model's taste
+    assert result.route == "synthesized" and len(result.synthesis.candidates) == 1
     prompt = p.meta.calls[0]["messages"][-1]["content"]
-    assert "Recent failures of this reference" in prompt and "Answer: 12" in prompt and "print(3 * 4)" in prompt
+    assert "Recent failures of this reference" in prompt
+    assert "Answer: 12" in prompt and "print(3 * 4)" in prompt
     assert prompt.count("\n- ") == 1 and "- program_of_thought:" in prompt  # the best arm is the only parent
     assert result.harness.envelope.parent_id == SEEDS["program_of_thought"].id
     assert result.synthesis_cost.dry_run.tokens == 0  # its parent ran cleanly here: no dry run
@@ -102,7 +115,7 @@ def test_no_valid_candidate_falls_back_to_the_best_arm(seeded_bank):
     p = pipeline(seeded_bank, meta_replies=["not json"], solver_replies=["Final answer: 391"])
     result = asyncio.run(p.solve(TASK, execute=False))
     assert result.route == "fallback" and result.run is None
-    assert result.harness.id == max(result.references, key=lambda a: a["mean"])["harness_id"]
+    assert result.harness.id == max(result.references, key=lambda a: a.mean).harness_id
     assert all(c.broken_after_repair for c in result.synthesis.candidates)
 
 
@@ -114,6 +127,19 @@ def test_static_mode_and_unverified_tasks_leave_the_bank_alone(seeded_bank):
 
 
 def test_instant_model_writes_schema_valid_edits(seeded_bank):
-    p = JitPipeline(seeded_bank, instant_model(), instant_model(), PipelineConfig(synthesis=SynthesisConfig(n=1, dry_run=False)))
+    p = JitPipeline(seeded_bank, instant_model(), instant_model(),
+                    PipelineConfig(synthesis=SynthesisConfig(n=1, dry_run=False)))
     result = asyncio.run(p.solve(TASK, execute=False))
     assert result.route == "synthesized"
+
+
+def test_a_reported_outcome_lands_on_the_run_by_its_id_or_on_a_named_harness(seeded_bank):
+    p = pipeline(seeded_bank, solver_replies=("Final answer: rivers run",),
+                 router=RouterConfig(synth_start=0, synth_floor=0))
+    result = asyncio.run(p.solve(Task(id="u", prompt="Write a haiku about rivers.", type="poem")))
+    by_run = asyncio.run(p.report_outcome(Report(1.0), run_id=result.run_id))
+    assert (by_run.cluster, by_run.harness_id) == ("type:poem", result.harness.id)
+    elsewhere = asyncio.run(p.report_outcome(Report(0.5, wall_s=1.0), harness_id=SEEDS["react"].id,
+                                             task_text="Write a limerick.", task_type="poem"))
+    assert (elsewhere.cluster, elsewhere.harness_id) == ("type:poem", SEEDS["react"].id)
+    assert seeded_bank.stats()["outcomes"] == 2 and not by_run.decision.promote

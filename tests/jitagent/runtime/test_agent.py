@@ -5,21 +5,25 @@ import asyncio
 from jitagent.catalog import load_seeds
 from jitagent.models.scripted import ScriptedModel
 from jitagent.runtime.agent import Runtime
+from jitagent.runtime.events import RunResult, Step
 from jitagent.spec import parse_spec
 from jitagent.tasks import Task
+from jitagent.verifiers import Verdict
 
 ADD = Task(id="t1", prompt="What is 2+3?", verifier={"kind": "numeric", "expected": 5})
 
 
 def run(spec, task, replies):
+    """The run's result, its steps and the model; the stream is the steps, then the verdict, the result."""
     model = ScriptedModel(replies)
-    events = []
 
     async def go():
-        async for ev in Runtime(model).stream(spec, task):
-            events.append(ev)
-    asyncio.run(go())
-    return events[-1].result, events, model
+        return [event async for event in Runtime(model).stream(spec, task)]
+    *steps, verdict, result = asyncio.run(go())
+    assert all(isinstance(e, Step) for e in steps)
+    assert isinstance(verdict, Verdict) and isinstance(result, RunResult)
+    assert (verdict.passed, verdict.detail) == (result.passed, result.verdict)
+    return result, steps, model
 
 
 def variant(name: str, **changes):
@@ -39,7 +43,6 @@ def test_direct_with_few_shot_and_cost_counted():
     sent = model.calls[0]["messages"]
     assert sent[1]["role"] == "user" and "apples" in sent[1]["content"]  # the few-shot example
     assert result.cost.prompt_tokens > 0 and result.cost.completion_tokens == 8
-    assert [e.kind for e in events][-2:] == ["verdict", "result"]
 
 
 def test_program_of_thought_prefills_and_answers_from_stdout():
@@ -58,8 +61,10 @@ def test_codeact_sees_the_observation_then_answers():
 
 
 def test_react_tool_then_final_answer_on_workspace_file():
-    task = Task(id="w", prompt="How many lines?", files={"a.txt": "1\n2\n3\n"}, verifier={"kind": "numeric", "expected": 3})
-    replies = ["Thought: count\nAction: shell\nAction Input: wc -l < a.txt", "Thought: done\nAction: final_answer\nAction Input: 3"]
+    task = Task(id="w", prompt="How many lines?", files={"a.txt": "1\n2\n3\n"},
+                verifier={"kind": "numeric", "expected": 3})
+    replies = ["Thought: count\nAction: shell\nAction Input: wc -l < a.txt",
+               "Thought: done\nAction: final_answer\nAction Input: 3"]
     result, events, _ = run(load_seeds()["react"], task, replies)
     tool = next(e for e in events if e.kind == "tool")
     assert tool.tool == "shell" and tool.text.strip() == "3"
@@ -69,7 +74,8 @@ def test_react_tool_then_final_answer_on_workspace_file():
 def test_json_tool_calls_are_schema_constrained():
     replies = ['{"thought": "write", "tool": "write_file", "args": {"path": "out.txt", "content": "42"}}',
                '{"thought": "done", "tool": "final_answer", "args": {"answer": "ok"}}']
-    task = Task(id="f", prompt="write 42 to out.txt", verifier={"kind": "shell_check", "command": "grep -qx 42 out.txt"})
+    task = Task(id="f", prompt="write 42 to out.txt",
+                verifier={"kind": "shell_check", "command": "grep -qx 42 out.txt"})
     result, _, model = run(load_seeds()["plan_and_execute"], task, ["1. write the file"] + replies)
     assert result.passed
     assert any(c["json_schema"] and "anyOf" in c["json_schema"] for c in model.calls)
@@ -98,7 +104,8 @@ def test_reflect_after_failed_self_check_retries_with_the_lesson():
 def test_run_tests_verification_feeds_failures_back():
     task = Task(id="p", prompt="Write double(x).", public_tests="assert double(3) == 6",
                 verifier={"kind": "python_tests", "tests": "assert double(3) == 6"})
-    replies = iter(["```python\ndef double(x):\n    return x + 2\n```", "Final answer: done", "Fix the arithmetic.",
+    replies = iter(["```python\ndef double(x):\n    return x + 2\n```", "Final answer: done",
+                    "Fix the arithmetic.",
                     "```python\ndef double(x):\n    return x * 2\n```", "Final answer: done"])
     result, events, _ = run(load_seeds()["test_driven"], task, lambda m: next(replies))
     assert result.passed, result.verdict
@@ -136,7 +143,8 @@ def test_a_decomposition_that_is_code_has_no_sub_questions():
 
 def test_summary_memory_folds_old_turns():
     spec = variant("codeact", memory={"kind": "summary", "every": 2, "budget": 32}, limits__max_steps=5)
-    replies = ["```python\nprint(1)\n```"] * 2 + ["SUMMARY: printed 1 twice"] + ["```python\nprint(5)\n```", "Final answer: 5"]
+    replies = (["```python\nprint(1)\n```"] * 2 + ["SUMMARY: printed 1 twice"]
+               + ["```python\nprint(5)\n```", "Final answer: 5"])
     it = iter(replies)
     result, _, model = run(spec, ADD, lambda m: next(it))
     assert result.passed
@@ -146,7 +154,8 @@ def test_summary_memory_folds_old_turns():
 
 def test_window_memory_keeps_the_task_and_recent_turns():
     spec = variant("codeact", memory={"kind": "window", "window": 2}, limits__max_steps=4)
-    it = iter(["```python\nprint(1)\n```", "```python\nprint(2)\n```", "```python\nprint(3)\n```", "Final answer: 5"])
+    it = iter(["```python\nprint(1)\n```", "```python\nprint(2)\n```", "```python\nprint(3)\n```",
+               "Final answer: 5"])
     _, _, model = run(spec, ADD, lambda m: next(it))
     last = model.calls[-1]["messages"]
     assert "What is 2+3?" in last[-3]["content"] and len([m for m in last if m["role"] != "system"]) <= 3 + 4
@@ -154,21 +163,24 @@ def test_window_memory_keeps_the_task_and_recent_turns():
 
 def test_code_section_answer_stage_runs_in_the_sandbox():
     data = load_seeds()["direct"].model_dump(mode="json")
-    data["code"] = {"stage": "answer", "source": "def extract_answer(text):\n    return text.split('=')[-1].strip()\n"}
+    data["code"] = {"stage": "answer",
+                    "source": "def extract_answer(text):\n    return text.split('=')[-1].strip()\n"}
     result, _, _ = run(parse_spec(data), ADD, ["2+3 = 5"])
     assert result.answer == "5" and result.passed
 
 
 def test_code_section_that_raises_fails_the_run_not_the_host():
     data = load_seeds()["direct"].model_dump(mode="json")
-    data["code"] = {"stage": "answer", "source": "def extract_answer(text):\n    raise RuntimeError('boom')\n"}
+    data["code"] = {"stage": "answer",
+                    "source": "def extract_answer(text):\n    raise RuntimeError('boom')\n"}
     result, events, _ = run(parse_spec(data), ADD, ["Final answer: 5"])
     assert not result.passed and result.error is None
     assert any("boom" in e.text for e in events if e.kind == "verify")
 
 
 def test_token_budget_stops_the_run():
-    spec = variant("codeact", limits={"max_steps": 10, "max_tool_calls": 10, "max_tokens": 20, "timeout_s": 30})
+    spec = variant("codeact",
+                   limits={"max_steps": 10, "max_tool_calls": 10, "max_tokens": 20, "timeout_s": 30})
     result, events, _ = run(spec, ADD, ["```python\nprint('a b c d e f g h i j k l')\n```"])
     assert not result.passed and any("budget" in e.text for e in events if e.kind == "verify")
 

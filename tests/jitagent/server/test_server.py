@@ -15,7 +15,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
 
 from jitagent.catalog import load_seeds
-from jitagent.server.app import build_pipeline
+from jitagent.server.app import pipeline_for
 from jitagent.tasks import Task
 from jitagent.v1 import jitagent_pb2 as pb
 
@@ -46,7 +46,8 @@ def test_bad_requests_get_status_codes_and_the_server_keeps_serving(make_config)
         async with running(make_config()) as (server, client):
             cases = [
                 (client.synthesize([""]), grpc.StatusCode.INVALID_ARGUMENT, "tasks[0].prompt"),
-                (client.synthesize(["ok"], n=99), grpc.StatusCode.INVALID_ARGUMENT, "n: must be between 1 and 8"),
+                (client.synthesize(["ok"], n=99), grpc.StatusCode.INVALID_ARGUMENT,
+                 "n: must be between 1 and 8"),
                 (client.stub.Synthesize(pb.SynthesizeRequest()), grpc.StatusCode.INVALID_ARGUMENT, "tasks"),
                 (client.get_harness("deadbeef"), grpc.StatusCode.NOT_FOUND, "unknown harness id"),
                 (client.lineage("deadbeef"), grpc.StatusCode.NOT_FOUND, "unknown harness id"),
@@ -75,7 +76,8 @@ def test_bank_reads_and_report_outcome_changing_an_incumbent(make_config):
             report = client.report_harness_outcome
             first = [await report(direct, text, reward, task_type="fruit", prompt_tokens=10,
                                   completion_tokens=5, wall_s=1.0) for reward in (0.0, 0.0, 1.0, 0.0)]
-            assert first[0].incumbent_id == "" and first[0].cluster == "type:fruit"  # one report does not promote
+            # one report does not promote
+            assert first[0].incumbent_id == "" and first[0].cluster == "type:fruit"
             assert first[-1].incumbent_id == direct
             replies = [await report(pot, text, 1.0, task_type="fruit", prompt_tokens=10, completion_tokens=5,
                                     wall_s=1.0) for _ in range(6)]
@@ -129,7 +131,7 @@ def test_health_not_serving_while_loading_then_serving_then_not_serving_on_shutd
 
     def slow_build(config):
         gate.wait(30)
-        return build_pipeline(config)
+        return pipeline_for(config)
 
     async def main():
         async with running(make_config(), build=slow_build) as (server, client):
@@ -158,7 +160,8 @@ def test_queue_full_is_resource_exhausted(make_config):
                 await asyncio.sleep(0.01)
             with pytest.raises(grpc.aio.AioRpcError) as err:
                 await client.synthesize(["second"])
-            assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and "queue full" in err.value.details()
+            assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "queue full" in err.value.details()
             server.service.slots.release()
             assert len((await waiting).results) == 1
     asyncio.run(main())
@@ -170,17 +173,21 @@ def test_metrics_are_exposed_in_prometheus_format(make_config):
     async def main():
         async with running(make_config(metrics_port=port)) as (server, client):
             await client.synthesize(["What is 1 + 1?"])
-            text = await asyncio.to_thread(lambda: urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics").read().decode())
+            url = f"http://127.0.0.1:{port}/metrics"
+            text = await asyncio.to_thread(lambda: urllib.request.urlopen(url).read().decode())
         assert 'jitagent_rpc_requests_total{code="OK",method="Synthesize"} 1.0' in text
         assert "jitagent_rpc_latency_seconds_bucket" in text and "jitagent_queue_depth" in text
-        assert 'jitagent_routes_total{route="synthesized"}' in text and 'jitagent_tokens_total{phase="synthesis"}' in text
+        assert 'jitagent_routes_total{route="synthesized"}' in text
+        assert 'jitagent_tokens_total{phase="synthesis"}' in text
     asyncio.run(main())
 
 
 def test_tls_from_cert_and_key_files(make_config, tmp_path):
     key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
-                    "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out",
+                    str(cert),
+                    "-days", "1", "-subj", "/CN=localhost", "-addext",
+                    "subjectAltName=IP:127.0.0.1,DNS:localhost"],
                    check=True, capture_output=True)
     config = make_config(tls_cert=cert, tls_key=key)
 
@@ -198,8 +205,8 @@ def test_tls_from_cert_and_key_files(make_config, tmp_path):
 def test_sigterm_shuts_down_gracefully_and_flushes_the_bank(tmp_path):
     port = free_port()
     data = tmp_path / "data"
-    proc = subprocess.Popen([sys.executable, "-m", "jitagent", "serve", "--port", str(port), "--data-dir", str(data),
-                             "--meta-model", "scripted", "--no-dry-run", "--grace", "5"],
+    proc = subprocess.Popen([sys.executable, "-m", "jitagent", "serve", "--port", str(port), "--data-dir",
+                             str(data), "--meta-model", "scripted", "--no-dry-run", "--grace", "5"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
     async def use():
@@ -225,7 +232,8 @@ def test_a_dead_model_back_end_is_unavailable_not_a_crash(make_config):
         async with running(make_config(meta=f"http://127.0.0.1:{free_port()}")) as (server, client):
             with pytest.raises(grpc.aio.AioRpcError) as err:
                 await client.synthesize(["What is 2 + 2?"])
-            assert err.value.code() == grpc.StatusCode.UNAVAILABLE and "model back-end failed" in err.value.details()
+            assert err.value.code() == grpc.StatusCode.UNAVAILABLE
+            assert "model back-end failed" in err.value.details()
             responses = [r async for r in client.stream([Task(id="a", prompt="x"), Task(id="b", prompt="y")])]
             assert [r.sequence for r in responses] == [0, 1]
             assert all(r.error.code == grpc.StatusCode.UNAVAILABLE.value[0] for r in responses)

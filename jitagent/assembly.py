@@ -1,0 +1,30 @@
+"""One place that assembles a pipeline: the two models, the bank holding the seeds, the pipeline over
+them. `serve`, `worker`, `synthesize`/`solve` and `evolve` build theirs here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jitagent.pipeline import JitPipeline, PipelineConfig
+
+
+def build_pipeline(bank: str | Path, *, cache_dir: Path | None, meta_model: str, solver_model: str | None,
+                   api_key: str | None, config: PipelineConfig, preload: bool = False) -> JitPipeline:
+    """`bank`: a file or a postgresql:// URL (its index cached in `cache_dir`); `solver_model` defaults
+    to the meta-model. `preload`: load the weights and the embedder now, so that a long-lived process's
+    first task does not pay for them. The models are named before the bank opens: a wrong name leaves
+    no bank behind."""
+    from jitagent.catalog import seed_bank
+    from jitagent.models import load_model
+    from jitagent.paths import open_bank
+
+    meta = load_model(meta_model, slot="meta", api_key=api_key)
+    solver = load_model(solver_model or meta_model, slot="solver", api_key=api_key)
+    store = open_bank(bank, cache_dir=cache_dir)
+    seed_bank(store)
+    if preload:
+        for model in (meta, solver):
+            if hasattr(model, "load"):
+                model.load()
+        store.search("warm up the embedder", k=1)
+    return JitPipeline(store, meta, solver, config)

@@ -1,0 +1,80 @@
+"""What one solve streams, in order, as one typed union from the runtime to the wire: `Routed` (after a
+synthesis: `Retrieved`, each `CandidateChecked`, then `Routed`), `Chosen`, the run's `Step`s and the
+task's `Verdict`, the `BankDecision` where the outcome was admitted, and last the `SolveResult`.
+jitagent.server.convert turns each into its protobuf message."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+from harness_bank.router import ArmSummary
+from jitagent.runtime.events import RunResult, Step
+from jitagent.spec import HarnessSpec
+from jitagent.synthesis.synthesize import CandidateChecked, Synthesis, SynthesisCost
+from jitagent.verifiers import Verdict
+
+Route = Literal["exploit", "explore", "synthesized", "fallback"]
+ROUTES: tuple[Route, ...] = ("exploit", "explore", "synthesized", "fallback")
+
+
+@dataclass(frozen=True)
+class Routed:
+    route: Route
+    cluster: str
+    text: str  # why this harness
+    arms: tuple[ArmSummary, ...]
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    """Synthesis starts: `text` names the parents it mutates or chooses among."""
+
+    text: str
+    arms: tuple[ArmSummary, ...]
+
+
+@dataclass(frozen=True)
+class Chosen:
+    harness: HarnessSpec
+
+
+@dataclass(frozen=True)
+class BankDecision:
+    cluster: str
+    promoted: bool
+    reason: str
+
+    @property
+    def text(self) -> str:
+        return ("promoted: " if self.promoted else "kept incumbent: ") + self.reason
+
+
+@dataclass
+class SolveResult:
+    task_id: str
+    route: Route
+    harness: HarnessSpec
+    cluster: str
+    synthesis: Synthesis | None
+    run: RunResult | None
+    references: list[ArmSummary]
+    synthesis_cost: SynthesisCost
+    wall_s: float
+    bank_decision: str = ""  # BankDecision.text, or "" when the outcome was not admitted
+    run_id: str = ""
+
+    def to_dict(self) -> dict:
+        synthesis, run = self.synthesis, self.run
+        execution = run.cost.__dict__ | {"tokens": run.cost.tokens} if run else None
+        return {"run_id": self.run_id, "task_id": self.task_id, "route": self.route,
+                "harness_id": self.harness.id, "harness_name": self.harness.name, "cluster": self.cluster,
+                "references": [asdict(a) for a in self.references],
+                "reason": synthesis.reason if synthesis else "",
+                "candidates": [c.to_dict() for c in synthesis.candidates] if synthesis else [],
+                "cost": self.synthesis_cost.to_dict() | {"execution": execution},
+                "result": run.summary() if run else None, "bank_decision": self.bank_decision,
+                "wall_s": round(self.wall_s, 3)}
+
+
+SolveEvent = Routed | Retrieved | CandidateChecked | Chosen | Step | Verdict | BankDecision | SolveResult

@@ -56,7 +56,8 @@ def end_to_end(n_outcomes: int = 1000) -> dict:
         bank = HarnessBank(f"{tmp}/bank.db")
         seed_bank(bank)
         harness = load_seeds()["codeact"].id
-        texts = [f"Task {i}: compute the sum of the numbers in file_{i % 97}.txt and report item {i % 13}" for i in range(n_outcomes)]
+        texts = [f"Task {i}: compute the sum of the numbers in file_{i % 97}.txt and report item {i % 13}"
+                 for i in range(n_outcomes)]
         bank.embedder.embed(texts)  # warm the cache: measure the store and index, not MiniLM
         start = time.perf_counter()
         for i, text in enumerate(texts):
@@ -73,8 +74,8 @@ def end_to_end(n_outcomes: int = 1000) -> dict:
             bank.search(f"a brand new task text number {i} about parsing dates", k=3)
             fresh.append((time.perf_counter() - t) * 1000)
         bank.close()
-    return {"outcomes_per_s": insert_rate, "search_p50_ms": pct(latencies, 50), "search_p99_ms": pct(latencies, 99),
-            "fresh_text_p50_ms": pct(fresh, 50)}
+    return {"outcomes_per_s": insert_rate, "search_p50_ms": pct(latencies, 50),
+            "search_p99_ms": pct(latencies, 99), "fresh_text_p50_ms": pct(fresh, 50)}
 
 
 def main() -> None:
@@ -85,7 +86,8 @@ def main() -> None:
     faiss.omp_set_num_threads(1)  # single-query latency, as a server sees it
     rng = np.random.default_rng(0)
     centers = rng.standard_normal((300, DIM)).astype(np.float32)
-    print(f"{date.today()} on {platform.node()}, {faiss.omp_get_max_threads()} faiss thread, {args.queries} queries\n")
+    print(f"{date.today()} on {platform.node()}, {faiss.omp_get_max_threads()} faiss thread, {args.queries} "
+          "queries\n")
     print("| stored | index | insert/s | p50 ms | p99 ms | recall@10 | index MB |")
     print("|---|---|---|---|---|---|---|")
     for n in args.sizes:
@@ -95,11 +97,14 @@ def main() -> None:
         hnsw = bench_index("hnsw", data, queries)
         recall = statistics.fmean(len(set(a) & set(b)) / 10 for a, b in zip(flat["ids"], hnsw["ids"]))
         for name, r, rec in (("flat (exact)", flat, 1.0), ("hnsw M=32", hnsw, recall)):
-            print(f"| {n:,} | {name} | {r['inserts_per_s']:,.0f} | {r['p50_ms']:.3f} | {r['p99_ms']:.3f} | {rec:.3f} | {r['bytes'] / 2**20:.1f} |")
+            print(f"| {n:,} | {name} | {r['inserts_per_s']:,.0f} | {r['p50_ms']:.3f} | {r['p99_ms']:.3f} | "
+                  f"{rec:.3f} | {r['bytes'] / 2**20:.1f} |")
     print(f"\npeak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     e2e = end_to_end()
-    print(f"\nend to end at 1,000 stored outcomes (real MiniLM, SQLite, HNSW): record_outcome {e2e['outcomes_per_s']:.0f}/s; "
-          f"search (repeated text, cached embedding) p50 {e2e['search_p50_ms']:.2f} ms p99 {e2e['search_p99_ms']:.2f} ms; "
+    print("\nend to end at 1,000 stored outcomes (real MiniLM, SQLite, HNSW): record_outcome "
+          f"{e2e['outcomes_per_s']:.0f}/s; "
+          f"search (repeated text, cached embedding) p50 {e2e['search_p50_ms']:.2f} ms p99 "
+          f"{e2e['search_p99_ms']:.2f} ms; "
           f"search of a new text p50 {e2e['fresh_text_p50_ms']:.1f} ms (embedding included)")
 
 

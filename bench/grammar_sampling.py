@@ -17,21 +17,20 @@ from pathlib import Path
 from llama_cpp import Llama, LlamaGrammar
 from rich.progress import track
 
-from jitagent.tasks import spread_over_types
 from jitagent.catalog import load_seeds
 from jitagent.models.base import render_chatml
 from jitagent.models.gguf import model_path
 from jitagent.models.grammar_sampling import FastGrammarLlama
 from jitagent.synthesis.edit import edit_schema
 from jitagent.synthesis.prompt import synthesis_messages
-from jitagent.tasks import load_suite
+from jitagent.tasks import load_suite, spread_over_types
 
 OUT = Path(__file__).parent / "out"
 REFERENCES = ("program_of_thought", "least_to_most", "codeact")
 
 
 def timed(llm: Llama, prompt: list[int], schema: str | None, seed: int) -> tuple[str, int, float]:
-    llm.create_completion(prompt, max_tokens=1, temperature=0.0)  # the prompt is cached: time the sampling only
+    llm.create_completion(prompt, max_tokens=1, temperature=0.0)  # the prompt is cached: time sampling only
     grammar = LlamaGrammar.from_json_schema(schema, verbose=False) if schema else None
     start, pieces = time.monotonic(), []
     for chunk in llm.create_completion(prompt, max_tokens=120, temperature=1.0, seed=seed, grammar=grammar,
@@ -52,7 +51,8 @@ def main() -> None:
     schema = json.dumps(edit_schema(list(REFERENCES), ["python"]))
     path = str(model_path(args.model))
     arms = {name: cls(model_path=path, n_ctx=4096, n_threads=2, n_batch=256, verbose=False) for name, cls in
-            (("free", Llama), ("grammar, whole vocabulary first", Llama), ("grammar, top 256 first", FastGrammarLlama))}
+            (("free", Llama), ("grammar, whole vocabulary first", Llama),
+             ("grammar, top 256 first", FastGrammarLlama))}
     rates: dict[str, list[float]] = {name: [] for name in arms}
     same = total = 0
     tasks = spread_over_types(load_suite(args.suite, "learn"), args.tasks)
@@ -67,8 +67,10 @@ def main() -> None:
             total += 1
             same += texts["grammar, whole vocabulary first"] == texts["grammar, top 256 first"]
     medians = {name: statistics.median(r) for name, r in rates.items()}
-    result = {"date": date.today().isoformat(), "machine": f"{platform.machine()}, 2 cores", "model": args.model,
-              "generations_per_arm": total, "median_tokens_per_s": medians, "identical_grammar_outputs": f"{same}/{total}"}
+    result = {"date": date.today().isoformat(), "machine": f"{platform.machine()}, 2 cores",
+              "model": args.model,
+              "generations_per_arm": total, "median_tokens_per_s": medians,
+              "identical_grammar_outputs": f"{same}/{total}"}
     OUT.mkdir(exist_ok=True)
     (OUT / f"grammar_sampling_{args.model}.json").write_text(json.dumps(result, indent=2))
     base = medians["grammar, whole vocabulary first"]

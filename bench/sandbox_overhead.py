@@ -46,7 +46,8 @@ def p90(values: list[float]) -> float:
 
 async def main(runs: int) -> None:
     if not sandbox.bwrap_works():
-        raise SystemExit("bwrap cannot confine runs here: nothing to compare (install bubblewrap, run as root)")
+        raise SystemExit("bwrap cannot confine runs here: nothing to compare (install bubblewrap, run as "
+                         "root)")
     with Workspace() as ws_fallback, Workspace() as ws_bwrap:
         arms = {"bare subprocess": bare, "fallback launcher": confined(False, ws_fallback),
                 "bwrap": confined(True, ws_bwrap)}

@@ -32,7 +32,8 @@ async def bench_model(model_name: str, tasks) -> list[dict]:
             row["per_type"].setdefault(t.type, []).append(r.reward)
         row["per_type"] = {k: sum(v) / len(v) for k, v in row["per_type"].items()}
         rows.append(row)
-        print(f"{model_name:20s} {spec.name:20s} success {row['success_rate']:.1%} tokens {row['mean_tokens']} wall {row['mean_wall_s']:.2f}s", flush=True)
+        print(f"{model_name:20s} {spec.name:20s} success {row['success_rate']:.1%} tokens "
+              f"{row['mean_tokens']} wall {row['mean_wall_s']:.2f}s", flush=True)
     return rows
 
 
@@ -40,7 +41,8 @@ def markdown(model_name: str, rows: list[dict]) -> str:
     types = sorted({k for r in rows for k in r["per_type"]})
     head = "| seed | success | " + " | ".join(types) + " | mean tokens | mean wall s |\n"
     head += "|---|---|" + "---|" * len(types) + "---|---|\n"
-    body = "".join(f"| {r['harness']} | {r['success_rate']:.1%} | " + " | ".join(f"{r['per_type'].get(t, 0):.0%}" for t in types)
+    body = "".join(f"| {r['harness']} | {r['success_rate']:.1%} | "
+                   + " | ".join(f"{r['per_type'].get(t, 0):.0%}" for t in types)
                    + f" | {r['mean_tokens']:.0f} | {r['mean_wall_s']:.2f} |\n" for r in rows)
     return f"**{model_name}**\n\n" + head + body
 
@@ -54,8 +56,10 @@ def plot(all_rows: dict[str, list[dict]]) -> Path:
     names = [r["harness"] for r in next(iter(all_rows.values()))]
     width = 0.8 / len(all_rows)
     for i, (model, rows) in enumerate(all_rows.items()):
-        ax.bar([x + i * width for x in range(len(names))], [r["success_rate"] * 100 for r in rows], width, label=model)
-    ax.set_xticks([x + width * (len(all_rows) - 1) / 2 for x in range(len(names))], names, rotation=45, ha="right")
+        ax.bar([x + i * width for x in range(len(names))], [r["success_rate"] * 100 for r in rows], width,
+               label=model)
+    ax.set_xticks([x + width * (len(all_rows) - 1) / 2 for x in range(len(names))], names, rotation=45,
+                  ha="right")
     ax.set_ylabel("success on split (%)")
     ax.set_title("Seed harnesses on the starter suite")
     ax.legend()

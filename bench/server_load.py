@@ -46,7 +46,8 @@ async def unary(address: str, concurrency: int, seconds: float, n: int, typed: b
                 t = time.perf_counter()
                 try:
                     text = TEXTS[i % len(TEXTS)]
-                    await client.synthesize([Task(id=f"r{i}", prompt=text, type="bench") if typed else text], n=n, timeout=30)
+                    await client.synthesize([Task(id=f"r{i}", prompt=text, type="bench") if typed else text],
+                                            n=n, timeout=30)
                     latencies.append((time.perf_counter() - t) * 1000)
                 except Exception:
                     errors += 1
@@ -61,7 +62,8 @@ async def unary(address: str, concurrency: int, seconds: float, n: int, typed: b
 async def streams(address: str, count: int, tasks_per_stream: int) -> dict:
     async with JitAgentClient(address) as client:
         async def one(s: int) -> list[float]:
-            tasks = [Task(id=f"s{s}-{i}", prompt=TEXTS[(s + i) % len(TEXTS)], verifier={"kind": "numeric", "expected": 0})
+            tasks = [Task(id=f"s{s}-{i}", prompt=TEXTS[(s + i) % len(TEXTS)],
+                          verifier={"kind": "numeric", "expected": 0})
                      for i in range(tasks_per_stream)]
             seen, last = [], time.perf_counter()
             async for _ in client.stream(tasks, n=1, timeout=300):
@@ -83,8 +85,10 @@ def main() -> None:
     args = parser.parse_args()
     port = free_port()
     data = tempfile.mkdtemp(prefix="jitagent-load-")
-    server = subprocess.Popen([sys.executable, "-m", "jitagent", "serve", "--port", str(port), "--data-dir", data,
-                               "--meta-model", "scripted", "--no-dry-run", "--concurrency", "32", "--max-queue", "256",
+    server = subprocess.Popen([sys.executable, "-m", "jitagent", "serve", "--port", str(port), "--data-dir",
+                               data,
+                               "--meta-model", "scripted", "--no-dry-run", "--concurrency", "32",
+                               "--max-queue", "256",
                                "--n", str(args.n)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     address = f"127.0.0.1:{port}"
     try:
@@ -95,20 +99,23 @@ def main() -> None:
                     await client.synthesize([text], n=args.n)
                 harness = (await client.list_harnesses(origin="seed")).harnesses[0].id
                 for text in TEXTS[:6]:  # a confident incumbent for the `bench` task type
-                    await client.report_harness_outcome(harness, text, 1.0, task_type="bench", prompt_tokens=10,
-                                                        completion_tokens=10, wall_s=1.0)
+                    await client.report_harness_outcome(harness, text, 1.0, task_type="bench",
+                                                        prompt_tokens=10, completion_tokens=10, wall_s=1.0)
         asyncio.run(ready())
-        print(f"{date.today()} on {platform.node()} ({os.cpu_count()} cores), server and client in separate processes, "
+        print(f"{date.today()} on {platform.node()} ({os.cpu_count()} cores), server and client in separate "
+              "processes, "
               f"scripted instant model, n={args.n}, {args.seconds:.0f}s per row\n")
         print("| load | requests/s | p50 ms | p99 ms | requests | errors |")
         print("|---|---|---|---|---|---|")
         for typed, label in ((False, "synthesized"), (True, "reused incumbent")):
             for c in (1, 8, 32):
                 r = asyncio.run(unary(address, c, args.seconds, args.n, typed))
-                print(f"| Synthesize ({label}), concurrency {c} | {r['rps']:.0f} | {r['p50']:.1f} | {r['p99']:.1f} | "
+                print(f"| Synthesize ({label}), concurrency {c} | {r['rps']:.0f} | {r['p50']:.1f} | "
+                      f"{r['p99']:.1f} | "
                       f"{r['n']} | {r['errors']} |", flush=True)
         r = asyncio.run(streams(address, 32, 10))
-        print(f"| StreamTasks, 32 streams x 10 tasks (execute + admit) | {r['tasks_per_s']:.0f} tasks/s | {r['p50']:.1f} | "
+        print(f"| StreamTasks, 32 streams x 10 tasks (execute + admit) | {r['tasks_per_s']:.0f} tasks/s | "
+              f"{r['p50']:.1f} | "
               f"{r['p99']:.1f} | {r['n']} | 0 |")
     finally:
         server.terminate()

@@ -38,7 +38,8 @@ def main() -> None:
         bank = HarnessBank(f"{tmp}/bank.db")
         seed_bank(bank)
         model = load_model(args.model)
-        pipeline = JitPipeline(bank, model, model, PipelineConfig(learn=False, synthesis=SynthesisConfig(n=args.n)))
+        pipeline = JitPipeline(bank, model, model,
+                               PipelineConfig(learn=False, synthesis=SynthesisConfig(n=args.n)))
         rows = []
         start = time.monotonic()
         for task in track(tasks, description="synthesizing"):
@@ -48,25 +49,36 @@ def main() -> None:
             rows.append({"task": task.id, "route": result.route, "candidates": len(cands),
                          "broken_before": sum(c.broken_before_repair for c in cands),
                          "broken_after": sum(c.broken_after_repair for c in cands),
-                         "synthesis_completion": cost.synthesis.completion_tokens, "synthesis_prompt": cost.synthesis.prompt_tokens,
+                         "synthesis_completion": cost.synthesis.completion_tokens,
+                         "synthesis_prompt": cost.synthesis.prompt_tokens,
                          "repair_tokens": cost.repair.tokens, "dry_run_tokens": cost.dry_run.tokens,
-                         "synthesis_wall_s": cost.synthesis.wall_s + cost.repair.wall_s, "dry_run_wall_s": cost.dry_run.wall_s,
+                         "synthesis_wall_s": cost.synthesis.wall_s + cost.repair.wall_s,
+                         "dry_run_wall_s": cost.dry_run.wall_s,
                          "first_errors": [c.rounds[0].error for c in cands if c.rounds[0].error],
-                         "harness": {k: v for k, v in result.harness.content().items() if k in ("action", "planning", "tools")}})
+                         "harness": {k: v
+                                     for k, v in result.harness.content().items()
+                                     if k in ("action", "planning", "tools")}})
         total = time.monotonic() - start
         bank.close()
     OUT.mkdir(exist_ok=True)
     (OUT / f"synthesis_{args.suite}_{args.split}_{model.name}.json").write_text(json.dumps(rows, indent=2))
     n_cands = sum(r["candidates"] for r in rows)
     per_task = [r["synthesis_completion"] / r["candidates"] * args.n for r in rows]
-    print(f"\n{date.today()} on {platform.node()}: {len(rows)} tasks ({args.suite}/{args.split}), N={args.n}, "
+    print(f"\n{date.today()} on {platform.node()}: {len(rows)} tasks ({args.suite}/{args.split}), "
+          f"N={args.n}, "
           f"meta-model {model.name}, {total:.0f}s in all\n")
-    print("| candidates | broken before repair | broken after repair | tasks on fallback | median synthesis tokens per task (completion / prompt) | median repair tokens | median dry-run tokens | median synthesis+repair wall s |")
+    print("| candidates | broken before repair | broken after repair | tasks on fallback | median synthesis "
+          "tokens per task (completion / prompt) | median repair tokens | median dry-run tokens | median "
+          "synthesis+repair wall s |")
     print("|---|---|---|---|---|---|---|---|")
-    print(f"| {n_cands} | {sum(r['broken_before'] for r in rows) / n_cands:.1%} | {sum(r['broken_after'] for r in rows) / n_cands:.1%} | "
-          f"{sum(r['route'] == 'fallback' for r in rows) / len(rows):.1%} | {statistics.median(per_task):.0f} / "
-          f"{statistics.median(r['synthesis_prompt'] for r in rows):.0f} | {statistics.median(r['repair_tokens'] for r in rows):.0f} | "
-          f"{statistics.median(r['dry_run_tokens'] for r in rows):.0f} | {statistics.median(r['synthesis_wall_s'] for r in rows):.1f} |")
+    print(f"| {n_cands} | {sum(r['broken_before'] for r in rows) / n_cands:.1%} | "
+          f"{sum(r['broken_after'] for r in rows) / n_cands:.1%} | "
+          f"{sum(r['route'] == 'fallback' for r in rows) / len(rows):.1%} | "
+          f"{statistics.median(per_task):.0f} / "
+          f"{statistics.median(r['synthesis_prompt'] for r in rows):.0f} | "
+          f"{statistics.median(r['repair_tokens'] for r in rows):.0f} | "
+          f"{statistics.median(r['dry_run_tokens'] for r in rows):.0f} | "
+          f"{statistics.median(r['synthesis_wall_s'] for r in rows):.1f} |")
     errors = [e.split("]")[0] + "]" for r in rows for e in r["first_errors"]]
     print("\nfirst-draft errors by rung: " + ", ".join(f"{k} {errors.count(k)}" for k in sorted(set(errors))))
 

@@ -55,10 +55,13 @@ class AdmissionPolicy:
             if candidate.mean_reward > 0:
                 return Decision(True, f"first harness with {candidate.n} runs and reward "
                                       f"{candidate.mean_reward:.2f} in this cluster")
-            return Decision(False, f"no incumbent yet and this candidate earned nothing in {candidate.n} runs")
+            return Decision(False,
+                            f"no incumbent yet and this candidate earned nothing in {candidate.n} runs")
         diff = candidate.mean_reward - incumbent.mean_reward
-        half_width = self.z * math.sqrt(candidate.var_reward / candidate.n + incumbent.var_reward / max(incumbent.n, 1))
-        summary = f"reward {candidate.mean_reward:.2f} (n={candidate.n}) vs {incumbent.mean_reward:.2f} (n={incumbent.n}), diff {diff:+.2f} ± {half_width:.2f}"
+        half_width = self.z * math.sqrt(candidate.var_reward / candidate.n
+                                        + incumbent.var_reward / max(incumbent.n, 1))
+        summary = (f"reward {candidate.mean_reward:.2f} (n={candidate.n}) vs {incumbent.mean_reward:.2f} "
+                   f"(n={incumbent.n}), diff {diff:+.2f} ± {half_width:.2f}")
         if diff - half_width > 0:
             return Decision(True, f"higher reward beyond noise: {summary}")
         if diff + half_width < 0 or diff < -self.tie_margin:

@@ -54,7 +54,8 @@ class VectorIndex:
 
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         with self._lock:
-            self.index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32), np.asarray(ids, dtype=np.int64))
+            self.index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32),
+                                    np.asarray(ids, dtype=np.int64))
             self.dirty = True
 
     def search(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -68,7 +69,8 @@ class VectorIndex:
     def rebuild(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         fresh = new_index(self.kind)
         if len(ids):
-            fresh.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32), np.asarray(ids, dtype=np.int64))
+            fresh.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32),
+                               np.asarray(ids, dtype=np.int64))
         with self._lock:
             self.index = fresh
             self.dirty = True

@@ -64,7 +64,8 @@ MIGRATIONS: list[str] = [
     """
     CREATE TABLE runs (
         id TEXT PRIMARY KEY, harness_id TEXT NOT NULL REFERENCES harnesses(id), task_id TEXT NOT NULL,
-        task_text TEXT NOT NULL, task_type TEXT, tags TEXT NOT NULL, cluster TEXT NOT NULL, route TEXT NOT NULL,
+        task_text TEXT NOT NULL, task_type TEXT, tags TEXT NOT NULL, cluster TEXT NOT NULL, \
+route TEXT NOT NULL,
         answer TEXT, trace TEXT NOT NULL, prompt_tokens INTEGER, completion_tokens INTEGER, wall_s {real},
         created_at {real} NOT NULL);
     ALTER TABLE outcomes ADD COLUMN run_id TEXT REFERENCES runs(id);

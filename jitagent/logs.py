@@ -10,24 +10,24 @@ import logging
 import os
 import sys
 from contextvars import ContextVar
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 FORMATS = ("json", "text")
 CHATTY = ("sentence_transformers", "transformers", "huggingface_hub", "httpx", "httpcore", "faiss", "urllib3",
           "filelock", "torch", "reasoning_gym")
 
-_bound: ContextVar[dict] = ContextVar("jitagent_log_fields", default={})
+_bound: ContextVar[dict] = ContextVar("jitagent_log_fields")  # read with .get({}): no shared mutable default
 
 
 def bind(**fields) -> None:
     """Add fields (task_id, run_id) to every record logged from here on in this asyncio task (and the
     threads it hands work to); each RPC runs in a task of its own."""
-    _bound.set(_bound.get() | {k: v for k, v in fields.items() if v})
+    _bound.set(_bound.get({}) | {k: v for k, v in fields.items() if v})
 
 
 def fields_of(record: logging.LogRecord) -> dict:
-    entry = {"ts": datetime.fromtimestamp(record.created, timezone.utc).isoformat(timespec="milliseconds"),
-             "level": record.levelname.lower(), "logger": record.name} | _bound.get()
+    entry = {"ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+             "level": record.levelname.lower(), "logger": record.name} | _bound.get({})
     message = record.getMessage()
     try:
         parsed = json.loads(message) if message.startswith("{") else None

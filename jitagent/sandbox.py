@@ -13,6 +13,7 @@ spawning is safe from a threaded gRPC server.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import logging
@@ -29,8 +30,15 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from jitagent.sandbox_host import (RunCgroup, leased_uid, mount_capped, owner_tag, reclaim_cgroups,
-                                   reclaim_workspaces, remove_tree)
+from jitagent.sandbox_host import (
+    RunCgroup,
+    leased_uid,
+    mount_capped,
+    owner_tag,
+    reclaim_cgroups,
+    reclaim_workspaces,
+    remove_tree,
+)
 
 LAUNCHER = Path(__file__).with_name("sandbox_exec.py")
 BWRAP = shutil.which("bwrap")
@@ -348,7 +356,5 @@ async def _launch(argv: list[str], config: dict, cgroup: RunCgroup, stdin: str |
 
 
 def _kill_group(pid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass

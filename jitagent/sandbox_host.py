@@ -16,7 +16,7 @@ import random
 import shutil
 import signal
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 # Host uids handed to runs, one run each at a time; none of them is in /etc/passwd.
@@ -133,15 +133,11 @@ def _kill_and_remove(group: Path) -> None:
         if not pids:
             break
         for pid in pids:
-            try:
+            with suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         time.sleep(0.005)
-    try:
+    with suppress(OSError):
         group.rmdir()
-    except OSError:
-        pass
 
 
 class RunCgroup:

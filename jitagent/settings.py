@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import argparse
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from jitagent.cli_common import USAGE, Failure
 from jitagent.fleet.cli import without_password

@@ -14,14 +14,22 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer,
-                      model_validator)
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from jitagent.nesting import NestingError, yaml_load
 from jitagent.tools import TOOL_NAMES
 
 # Fields a prompt template may reference; anything else is a validation error.
-TEMPLATE_FIELDS = frozenset({"task", "tools", "plan", "notes", "summary", "observation", "step", "reflection"})
+TEMPLATE_FIELDS = frozenset({"task", "tools", "plan", "notes", "summary", "observation", "step",
+                             "reflection"})
 
 # What the runtime itself asks the model, by name: each part and the fields it may use. The texts are
 # data (seeds/control_prompts.yaml); a spec overrides any part under `prompts.control`.
@@ -75,6 +83,8 @@ class ToolPolicy(_Strict):
     """F: capability orchestration."""
 
     tools: list[str] = Field(default_factory=list)
+    # read by nothing (every allowed tool is offered), yet kept: it is in every stored spec and its digest,
+    # so dropping it would change every harness id and leave stored specs unreadable
     select: Literal["all", "relevant"] = "all"
     retry: int = Field(0, ge=0, le=3, description="re-run a tool call that failed for infrastructure reasons")
     required_first: str | None = Field(None, description="a tool the first step must call")
@@ -115,10 +125,12 @@ class FewShot(_Strict):
 
 class Prompts(_Strict):
     system: str = "You are a careful assistant. Solve the task."
-    step: str = Field("{task}", description="user message template; fields: " + ", ".join(sorted(TEMPLATE_FIELDS)))
+    step: str = Field("{task}",
+                      description="user message template; fields: " + ", ".join(sorted(TEMPLATE_FIELDS)))
     prefill: str = Field("", description="text the assistant reply starts with (continued by the model)")
     few_shot: list[FewShot] = Field(default_factory=list)
-    instructions: list[str] = Field(default_factory=list, description="extra lines appended to the system prompt")
+    instructions: list[str] = Field(default_factory=list,
+                                    description="extra lines appended to the system prompt")
     control: dict[str, dict[str, str]] = Field(
         default_factory=dict, description="parts of the runtime's own prompts to replace, by name and part: "
         + "; ".join(f"{name}: {', '.join(parts)}" for name, parts in CONTROL_PROMPTS.items()))

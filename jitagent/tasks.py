@@ -50,7 +50,8 @@ class VerifierSpec(BaseModel):
         from reasoning_gym.factory import DATASETS
 
         if self.dataset not in DATASETS:
-            raise ValueError(f"reasoning_gym has no dataset {self.dataset!r} (e.g. {', '.join(sorted(DATASETS)[:5])})")
+            raise ValueError(f"reasoning_gym has no dataset {self.dataset!r} (e.g. "
+                             f"{', '.join(sorted(DATASETS)[:5])})")
         return self
 
 
@@ -179,7 +180,8 @@ def spread_over_types(tasks: list[Task], limit: int | None) -> list[Task]:
     return picked
 
 
-def verifier_for(expect: str | float | None = None, verifier: dict | VerifierSpec | None = None) -> VerifierSpec:
+def verifier_for(expect: str | float | None = None,
+                 verifier: dict | VerifierSpec | None = None) -> VerifierSpec:
     """The verifier a caller asks for: `expect` a number is checked numerically, anything else exactly;
     `verifier` any kind (VerifierSpec fields); neither: none (unverified). ValueError names the problem."""
     if expect is not None and verifier is not None:

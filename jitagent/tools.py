@@ -10,18 +10,24 @@ from jitagent.sandbox import SandboxLimits, Workspace, sandbox_python
 
 TOOL_SCHEMAS: dict[str, dict] = {
     "python": {"description": "Run a Python 3 program in the task workspace; returns what it prints.",
-               "parameters": {"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]}},
+               "parameters": {"type": "object", "properties": {"code": {"type": "string"}},
+                              "required": ["code"]}},
     "shell": {"description": "Run a POSIX shell command in the task workspace; returns its output.",
-              "parameters": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}},
+              "parameters": {"type": "object", "properties": {"command": {"type": "string"}},
+                             "required": ["command"]}},
     "read_file": {"description": "Read a text file from the workspace.",
-                  "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}},
+                  "parameters": {"type": "object", "properties": {"path": {"type": "string"}},
+                                 "required": ["path"]}},
     "write_file": {"description": "Write a text file in the workspace (creates directories).",
-                   "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+                   "parameters": {"type": "object",
+                                  "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
                                   "required": ["path", "content"]}},
     "list_dir": {"description": "List a directory of the workspace.",
-                 "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": []}},
+                 "parameters": {"type": "object", "properties": {"path": {"type": "string"}},
+                                "required": []}},
     "final_answer": {"description": "Give the final answer and stop.",
-                     "parameters": {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}},
+                     "parameters": {"type": "object", "properties": {"answer": {"type": "string"}},
+                                    "required": ["answer"]}},
 }
 TOOL_NAMES = tuple(TOOL_SCHEMAS)
 
@@ -42,7 +48,8 @@ class ToolResult:
 
 
 def describe_tools(names: list[str]) -> str:
-    return "\n".join(f"- {n}({', '.join(TOOL_SCHEMAS[n]['parameters']['properties'])}): {TOOL_SCHEMAS[n]['description']}"
+    return "\n".join(f"- {n}({', '.join(TOOL_SCHEMAS[n]['parameters']['properties'])}): "
+                     f"{TOOL_SCHEMAS[n]['description']}"
                      for n in names)
 
 

@@ -44,7 +44,8 @@ def _normal(text: str, case_sensitive: bool) -> str:
     return text if case_sensitive else text.casefold()
 
 
-async def verify(task: Task, answer: str | None, workspace: Workspace, limits: SandboxLimits | None = None) -> Verdict:
+async def verify(task: Task, answer: str | None, workspace: Workspace,
+                 limits: SandboxLimits | None = None) -> Verdict:
     v = task.verifier
     if v.kind == "none":
         return Verdict(None, None, "unverified: the task has no verifier")
@@ -57,7 +58,8 @@ async def verify(task: Task, answer: str | None, workspace: Workspace, limits: S
         return Verdict(ok, float(ok), f"expected {v.expected!r}, got {answer[:200]!r}")
     if v.kind == "numeric":
         got = last_number(answer)
-        ok = got is not None and abs(got - float(v.expected)) <= v.tolerance * max(1.0, abs(float(v.expected)))
+        ok = got is not None and (abs(got - float(v.expected))
+                                  <= v.tolerance * max(1.0, abs(float(v.expected))))
         return Verdict(ok, float(ok), f"expected {v.expected}, got {got}")
     if v.kind == "regex":
         flags = 0 if v.case_sensitive else regex.I
@@ -65,7 +67,8 @@ async def verify(task: Task, answer: str | None, workspace: Workspace, limits: S
             ok = await asyncio.to_thread(regex.search, v.pattern, answer, flags, timeout=REGEX_TIMEOUT_S,
                                          concurrent=True) is not None
         except TimeoutError:
-            return Verdict(False, 0.0, f"pattern {v.pattern[:200]!r} ran past {REGEX_TIMEOUT_S} s: not matched")
+            return Verdict(False, 0.0,
+                           f"pattern {v.pattern[:200]!r} ran past {REGEX_TIMEOUT_S} s: not matched")
         return Verdict(ok, float(ok), f"pattern {v.pattern!r} {'matched' if ok else 'not found'}")
     if v.kind == "reasoning_gym":
         from jitagent.suites.external import score_reasoning_gym
@@ -73,7 +76,8 @@ async def verify(task: Task, answer: str | None, workspace: Workspace, limits: S
         reward = await asyncio.to_thread(score_reasoning_gym, answer, v.dataset, v.seed, v.size, v.index)
         return Verdict(reward >= 1.0, reward, f"reasoning-gym {v.dataset} score {reward:.2f}")
     if v.kind == "python_tests":
-        program = (v.prelude or "") + "\n" + code_of(answer) + "\n\n" + (v.tests or "") + "\nprint('ALL TESTS PASSED')\n"
+        program = ((v.prelude or "") + "\n" + code_of(answer) + "\n\n" + (v.tests or "")
+                   + "\nprint('ALL TESTS PASSED')\n")
         result = await workspace.run([sandbox_python(), "-c", program], limits)
         ok = result.ok and "ALL TESTS PASSED" in result.stdout
         return Verdict(ok, float(ok), result.describe()[-600:])

@@ -2,8 +2,8 @@
 
 Four task types chosen so the harness matters for a small model: exact multi-step arithmetic,
 small Python functions checked by tests, workspace file tasks checked by a command, and
-text extraction/formatting. Splits are assigned round-robin per type (learn/score/final 41/21/20), then 12 more tasks (3 per
-type) go to `final` so it holds 32.
+text extraction/formatting. Splits are assigned round-robin per type (learn/score/final 41/21/20), then
+12 more tasks (3 per type) go to `final` so it holds 32.
 Run: python scripts/make_starter_suite.py > jitagent/suites/starter.jsonl
 """
 
@@ -26,16 +26,23 @@ def arithmetic(i, rng):
     it, th = rng.choice(items), rng.choice(things)
     form = i % 4
     if form == 0:
-        text, ans = f"A warehouse has {a} {it} with {b} {th} in each. Then {c} {th} are shipped out. How many {th} remain?", a * b - c
+        text = (f"A warehouse has {a} {it} with {b} {th} in each. Then {c} {th} are shipped out. "
+                f"How many {th} remain?")
+        ans = a * b - c
     elif form == 1:
         d = rng.randint(3, 9)
-        text, ans = f"A factory makes {a} {th} per day for {b} days, then splits them equally into {d} shipments, rounding down. How many {th} are in each shipment?", (a * b) // d
+        text = (f"A factory makes {a} {th} per day for {b} days, then splits them equally into {d} "
+                f"shipments, rounding down. How many {th} are in each shipment?")
+        ans = (a * b) // d
     elif form == 2:
         p = rng.randint(5, 45)
-        text, ans = f"A shop sells {a} {th} at {b} dollars each, then gives a {p}% discount on the total. What is the total after the discount, in dollars?", round(a * b * (100 - p) / 100, 2)
+        text = (f"A shop sells {a} {th} at {b} dollars each, then gives a {p}% discount on the total. "
+                "What is the total after the discount, in dollars?")
+        ans = round(a * b * (100 - p) / 100, 2)
     else:
         text, ans = f"What is {a} * {b} + {c} * {b // 3 + 7} - {a + c}?", a * b + c * (b // 3 + 7) - (a + c)
-    add("arithmetic", text, {"kind": "numeric", "expected": ans, "tolerance": 1e-6}, tags=["math", "word_problem"])
+    add("arithmetic", text, {"kind": "numeric", "expected": ans, "tolerance": 1e-6},
+        tags=["math", "word_problem"])
 
 
 for i in range(22):
@@ -46,12 +53,15 @@ functions = [
     ("reverse_words(s)", "returns the words of s in reverse order, joined by single spaces",
      "assert reverse_words('hello big world') == 'world big hello'\nassert reverse_words('a') == 'a'"),
     ("count_vowels(s)", "returns how many vowels (a, e, i, o, u, either case) s contains",
-     "assert count_vowels('Programming') == 3\nassert count_vowels('xyz') == 0\nassert count_vowels('AEIOU') == 5"),
+     "assert count_vowels('Programming') == 3\nassert count_vowels('xyz') == 0\nassert count_vowels('AEIOU') "
+     "== 5"),
     ("is_palindrome(s)", "returns True if s reads the same backwards ignoring case and non-letters",
      "assert is_palindrome('A man, a plan, a canal: Panama')\nassert not is_palindrome('hello')"),
     ("digit_sum(n)", "returns the sum of the decimal digits of the non-negative integer n",
      "assert digit_sum(0) == 0\nassert digit_sum(9875) == 29"),
-    ("fizzbuzz(n)", "returns a list of strings for 1..n: 'Fizz' for multiples of 3, 'Buzz' for 5, 'FizzBuzz' for both, else the number",
+    ("fizzbuzz(n)",
+     "returns a list of strings for 1..n: 'Fizz' for multiples of 3, 'Buzz' for 5, 'FizzBuzz' for both, else "
+     "the number",
      "assert fizzbuzz(5) == ['1', '2', 'Fizz', '4', 'Buzz']\nassert fizzbuzz(15)[-1] == 'FizzBuzz'"),
     ("second_largest(xs)", "returns the second largest distinct value in the list xs",
      "assert second_largest([3, 1, 4, 4, 2]) == 3\nassert second_largest([10, 20]) == 10"),
@@ -59,12 +69,14 @@ functions = [
      "assert flatten([[1, 2], [3], []]) == [1, 2, 3]\nassert flatten([]) == []"),
     ("word_lengths(s)", "returns a dict mapping each word of s to its length",
      "assert word_lengths('hi there') == {'hi': 2, 'there': 5}"),
-    ("capitalize_words(s)", "returns s with the first letter of every word in upper case and the rest lower case",
+    ("capitalize_words(s)",
+     "returns s with the first letter of every word in upper case and the rest lower case",
      "assert capitalize_words('hELLO wORLD') == 'Hello World'"),
     ("primes_below(n)", "returns the sorted list of primes smaller than n",
      "assert primes_below(10) == [2, 3, 5, 7]\nassert primes_below(2) == []"),
     ("run_length(s)", "returns the run-length encoding of s, e.g. 'aaab' -> 'a3b1'",
-     "assert run_length('aaab') == 'a3b1'\nassert run_length('') == ''\nassert run_length('abc') == 'a1b1c1'"),
+     "assert run_length('aaab') == 'a3b1'\nassert run_length('') == ''\n"
+     "assert run_length('abc') == 'a1b1c1'"),
     ("gcd(a, b)", "returns the greatest common divisor of two positive integers",
      "assert gcd(12, 18) == 6\nassert gcd(17, 5) == 1"),
     ("celsius_to_fahrenheit(c)", "converts degrees Celsius to Fahrenheit (c * 9 / 5 + 32)",
@@ -77,11 +89,13 @@ functions = [
      "assert max_subarray([-2, 1, -3, 4, -1, 2, 1, -5, 4]) == 6\nassert max_subarray([-3, -1]) == -1"),
     ("chunk(xs, n)", "splits the list xs into consecutive lists of length n (the last may be shorter)",
      "assert chunk([1, 2, 3, 4, 5], 2) == [[1, 2], [3, 4], [5]]"),
-    ("caesar(s, k)", "shifts each lowercase letter of s by k places in the alphabet (wrapping), leaving other characters",
+    ("caesar(s, k)",
+     "shifts each lowercase letter of s by k places in the alphabet (wrapping), leaving other characters",
      "assert caesar('abc xyz', 2) == 'cde zab'"),
     ("is_anagram(a, b)", "returns True if a and b contain the same letters, ignoring case and spaces",
      "assert is_anagram('Listen', 'Silent')\nassert not is_anagram('abc', 'abd')"),
-    ("binary(n)", "returns the binary representation of the non-negative integer n as a string without prefix",
+    ("binary(n)",
+     "returns the binary representation of the non-negative integer n as a string without prefix",
      "assert binary(10) == '1010'\nassert binary(0) == '0'"),
 ]
 
@@ -100,26 +114,31 @@ def workspace(i, rng):
     nums = [rng.randint(1, 500) for _ in range(rng.randint(6, 12))]
     if form == 0:
         files = {"numbers.txt": "\n".join(map(str, nums)) + "\n"}
-        text = "The file numbers.txt has one integer per line. Write their sum to a new file total.txt (just the number)."
+        text = ("The file numbers.txt has one integer per line. Write their sum to a new file total.txt "
+                "(just the number).")
         check = f'test "$(tr -d " \\n" < total.txt)" = "{sum(nums)}"'
     elif form == 1:
         rows = [(f"item{j}", rng.randint(1, 50), rng.randint(1, 9)) for j in range(rng.randint(4, 8))]
         files = {"orders.csv": "name,price,qty\n" + "".join(f"{n},{p},{q}\n" for n, p, q in rows)}
         total = sum(p * q for _, p, q in rows)
-        text = "orders.csv has columns name,price,qty. Write the total of price*qty over all rows to revenue.txt (just the number)."
+        text = ("orders.csv has columns name,price,qty. Write the total of price*qty over all rows to "
+                "revenue.txt (just the number).")
         check = f'test "$(tr -d " \\n" < revenue.txt)" = "{total}"'
     elif form == 2:
-        words = [rng.choice(["alpha", "beta", "gamma", "delta", "omega", "sigma"]) for _ in range(rng.randint(8, 15))]
+        words = [rng.choice(["alpha", "beta", "gamma", "delta", "omega", "sigma"])
+                 for _ in range(rng.randint(8, 15))]
         files = {"words.txt": " ".join(words) + "\n"}
         text = "Write the distinct words of words.txt, sorted alphabetically, one per line, to sorted.txt."
         expected = "\\n".join(sorted(set(words)))
         check = f'test "$(cat sorted.txt)" = "$(printf "{expected}")"'
     else:
         n = rng.randint(3, 6)
-        files = {f"logs/app{j}.log": "".join(rng.choice(["INFO ok\n", "ERROR failed\n", "WARN slow\n"]) for _ in range(rng.randint(3, 9)))
+        files = {f"logs/app{j}.log": "".join(rng.choice(["INFO ok\n", "ERROR failed\n", "WARN slow\n"])
+                                             for _ in range(rng.randint(3, 9)))
                  for j in range(n)}
         errors = sum(v.count("ERROR") for v in files.values())
-        text = "The folder logs/ holds several .log files. Count the lines containing ERROR across all of them and write the count to errors.txt."
+        text = ("The folder logs/ holds several .log files. Count the lines containing ERROR across all of "
+                "them and write the count to errors.txt.")
         check = f'test "$(tr -d " \\n" < errors.txt)" = "{errors}"'
     add("workspace", text, {"kind": "shell_check", "command": check}, files=files, tags=["files", "shell"])
 
@@ -128,7 +147,8 @@ for i in range(20):
     workspace(i, rng)
 
 # 4. text extraction and formatting
-words = ["strawberry", "bookkeeper", "mississippi", "parallel", "committee", "assessment", "balloon", "banana"]
+words = ["strawberry", "bookkeeper", "mississippi", "parallel", "committee", "assessment", "balloon",
+         "banana"]
 
 
 def text_task(i, rng):
@@ -145,17 +165,24 @@ def text_task(i, rng):
     elif form == 2:
         user = rng.choice(["ana.ruiz", "j.smith", "li_wei", "omar.k", "sven99"])
         host = rng.choice(["example.org", "mail.test", "corp.example"])
-        add("text", f"Extract the email address from this text: 'Please contact {user}@{host} before Friday, or call the office.' Answer with the email only.",
+        add("text",
+            f"Extract the email address from this text: 'Please contact {user}@{host} before Friday, or call "
+            "the office.' Answer with the email only.",
             {"kind": "exact", "expected": f"{user}@{host}"}, tags=["extraction"])
     elif form == 3:
         ws = rng.sample(["pear", "fig", "apple", "kiwi", "mango", "plum", "lime", "date", "grape"], 5)
-        add("text", f"Sort these words alphabetically and answer as a comma-separated list with no spaces: {' '.join(ws)}",
+        add("text",
+            "Sort these words alphabetically and answer as a comma-separated list with no spaces: "
+            f"{' '.join(ws)}",
             {"kind": "exact", "expected": ",".join(sorted(ws))}, tags=["formatting"])
     else:
-        sentence = rng.choice(["the quick brown fox jumps over the lazy dog", "pack my box with five dozen liquor jugs",
+        sentence = rng.choice(["the quick brown fox jumps over the lazy dog",
+                               "pack my box with five dozen liquor jugs",
                                "sphinx of black quartz judge my vow", "how vexingly quick daft zebras jump"])
-        add("text", f"Convert this sentence to snake_case (lowercase words joined by underscores): '{sentence}'",
-            {"kind": "exact", "expected": sentence.replace(" ", "_"), "case_sensitive": True}, tags=["formatting"])
+        add("text",
+            f"Convert this sentence to snake_case (lowercase words joined by underscores): '{sentence}'",
+            {"kind": "exact", "expected": sentence.replace(" ", "_"), "case_sensitive": True},
+            tags=["formatting"])
 
 for i in range(20):
     text_task(i, rng)

@@ -31,12 +31,13 @@ def _part_path(part: dict) -> Path:
     if not path.exists():
         raise ModelFileError(f"{part['package']} is installed but {path} is missing: reinstall it")
     if path.stat().st_size != part["size"]:
-        raise ModelFileError(f"{path} ({part['package']}) has {path.stat().st_size} bytes, expected {part['size']}: "
+        raise ModelFileError(f"{path} ({part['package']}) has {path.stat().st_size} bytes, expected "
+                             f"{part['size']}: "
                              f"the part is corrupt or truncated; reinstall {part['package']}")
     return path
 
 
-def _sha256(path: Path, into: "hashlib._Hash | None" = None) -> str:
+def _sha256(path: Path, into: hashlib._Hash | None = None) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
         while chunk := f.read(1 << 20):

@@ -30,8 +30,10 @@ class GrammarAfterTopK:
         self._apply = C.llama_sampler_i_apply(lambda _s, cur_p: self.apply(cur_p))
         self._accept = C.llama_sampler_i_accept(lambda _s, token: C.llama_sampler_accept(self.grammar, token))
         self._reset = C.llama_sampler_i_reset(lambda _s: C.llama_sampler_reset(self.grammar))
-        self._iface = C.llama_sampler_i(name=C.llama_sampler_i_name(0), accept=self._accept, apply=self._apply,
-                                        reset=self._reset, clone=C.llama_sampler_i_clone(0), free=C.llama_sampler_i_free(0))
+        self._iface = C.llama_sampler_i(name=C.llama_sampler_i_name(0), accept=self._accept,
+                                        apply=self._apply,
+                                        reset=self._reset, clone=C.llama_sampler_i_clone(0),
+                                        free=C.llama_sampler_i_free(0))
         self.sampler = C.llama_sampler(iface=ctypes.pointer(self._iface), ctx=None)
 
     def apply(self, cur_p) -> None:
@@ -66,14 +68,17 @@ class FastGrammarLlama(Llama):
     top-k / typical / top-p / min-p / temperature (or greedy). Without a grammar it is Llama's."""
 
     def _init_sampler(self, top_k=40, top_p=0.95, min_p=0.05, typical_p=1.0, temp=0.80, repeat_penalty=1.0,
-                      frequency_penalty=0.0, presence_penalty=0.0, tfs_z=1.0, mirostat_mode=0, mirostat_eta=0.1,
+                      frequency_penalty=0.0, presence_penalty=0.0, tfs_z=1.0, mirostat_mode=0,
+                      mirostat_eta=0.1,
                       mirostat_tau=5.0, penalize_nl=True, logits_processor=None, grammar=None):
         if grammar is None or logits_processor is not None or mirostat_mode or temp < 0:
-            return super()._init_sampler(top_k, top_p, min_p, typical_p, temp, repeat_penalty, frequency_penalty,
+            return super()._init_sampler(top_k, top_p, min_p, typical_p, temp, repeat_penalty,
+                                         frequency_penalty,
                                          presence_penalty, tfs_z, mirostat_mode, mirostat_eta, mirostat_tau,
                                          penalize_nl, logits_processor, grammar)
         chain = LlamaSampler()
-        chain.add_penalties(n_vocab=self._n_vocab, penalty_last_n=self.last_n_tokens_size, penalty_repeat=repeat_penalty,
+        chain.add_penalties(n_vocab=self._n_vocab, penalty_last_n=self.last_n_tokens_size,
+                            penalty_repeat=repeat_penalty,
                             penalty_freq=frequency_penalty, penalty_present=presence_penalty)
         GrammarAfterTopK(self._model.vocab, grammar, k=max(256, top_k)).add_to(chain)
         if temp == 0.0:

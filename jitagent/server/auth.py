@@ -31,7 +31,8 @@ def _deny(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or invalid bearer token")
         yield  # pragma: no cover - makes this an async generator
 
-    kw = {"request_deserializer": handler.request_deserializer, "response_serializer": handler.response_serializer}
+    kw = {"request_deserializer": handler.request_deserializer,
+          "response_serializer": handler.response_serializer}
     if handler.unary_unary:
         return grpc.unary_unary_rpc_method_handler(unary, **kw)
     if handler.unary_stream:

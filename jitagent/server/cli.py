@@ -8,8 +8,17 @@ import json
 import os
 from pathlib import Path
 
-from jitagent.cli_common import (HIDDEN, RUNTIME, USAGE, Failure, common, output, secret_from, task_from_args,
-                                 task_options)
+from jitagent.cli_common import (
+    HIDDEN,
+    RUNTIME,
+    USAGE,
+    Failure,
+    common,
+    output,
+    secret_from,
+    task_from_args,
+    task_options,
+)
 
 TOKEN_ENV = "JITAGENT_AUTH_TOKEN"
 CLIENT_DEFAULTS = {"address": None, "token_file": None, "token": None, "timeout": None}
@@ -133,7 +142,8 @@ def cmd_solve(args) -> int:
                 synthesis, run = event.result.synthesis, event.result.run
                 print(
                     f"result: run_id={event.run_id} route={enum_name(pb.Route, 'ROUTE', synthesis.route)} "
-                    f"harness={synthesis.harness.name} answer={run.answer if run.HasField('answer') else None!r} "
+                    f"harness={synthesis.harness.name} "
+                    f"answer={run.answer if run.HasField('answer') else None!r} "
                     f"reward={reward_text(run)} verdict={run.verdict[:100]!r}"
                 )
             elif which == "step":

@@ -50,7 +50,8 @@ def _decoding(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
             return await behavior(await decode(raw, context), context)
         return make(unary, **kw)
     behavior = handler.stream_unary or handler.stream_stream
-    make = grpc.stream_unary_rpc_method_handler if handler.stream_unary else grpc.stream_stream_rpc_method_handler
+    make = (grpc.stream_unary_rpc_method_handler if handler.stream_unary
+            else grpc.stream_stream_rpc_method_handler)
     if inspect.isasyncgenfunction(behavior):
         async def stream_generator(raw_iterator, context):
             async for response in behavior(decoded_stream(raw_iterator, context), context):

@@ -28,15 +28,19 @@ class Metrics:
     def __init__(self):
         self.registry = CollectorRegistry()
         r = self.registry
-        self.requests = Counter("jitagent_rpc_requests", "RPCs by method and status code", ["method", "code"], registry=r)
+        self.requests = Counter("jitagent_rpc_requests", "RPCs by method and status code", ["method", "code"],
+                                registry=r)
         self.latency = Histogram("jitagent_rpc_latency_seconds", "RPC latency", ["method"], registry=r,
-                                 buckets=(0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120))
+                                 buckets=(0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
+                                          10, 30, 60, 120))
         self.queue_depth = Gauge("jitagent_queue_depth", "tasks waiting for a pipeline slot", registry=r)
         self.in_flight = Gauge("jitagent_tasks_in_flight", "tasks being synthesized or executed", registry=r)
         self.routes = Counter("jitagent_routes", "route taken per task", ["route"], registry=r)
-        self.candidates = Counter("jitagent_candidates", "synthesized candidates by outcome", ["outcome"], registry=r)
+        self.candidates = Counter("jitagent_candidates", "synthesized candidates by outcome", ["outcome"],
+                                  registry=r)
         self.tokens = Counter("jitagent_tokens", "tokens by phase (known counts only)", ["phase"], registry=r)
-        self.unknown_tokens = Counter("jitagent_unknown_token_counts", "costs whose token count was unknown", ["phase"], registry=r)
+        self.unknown_tokens = Counter("jitagent_unknown_token_counts", "costs whose token count was unknown",
+                                      ["phase"], registry=r)
 
     @contextmanager
     def track(self, method: str, context):
@@ -58,8 +62,10 @@ class Metrics:
         self.routes.labels(result.route).inc()
         if result.synthesis:
             for c in result.synthesis.candidates:
-                self.candidates.labels("repaired" if c.origin == "repaired" else ("valid" if c.valid else "broken")).inc()
-        phases = {k: getattr(result.synthesis_cost, k) for k in ("synthesis", "repair", "dry_run", "selection")}
+                label = "repaired" if c.origin == "repaired" else ("valid" if c.valid else "broken")
+                self.candidates.labels(label).inc()
+        phases = {k: getattr(result.synthesis_cost, k)
+                  for k in ("synthesis", "repair", "dry_run", "selection")}
         if result.run:
             phases["execution"] = result.run.cost
         for phase, cost in phases.items():

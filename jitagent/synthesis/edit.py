@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Literal, get_args
+from typing import get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -83,11 +83,12 @@ def build_spec(edit: HarnessEdit, parent: HarnessSpec) -> HarnessSpec:
     data["envelope"] = {}
     a, p, t = data["action"], data["planning"], data["tools"]["tools"]
     behaviour = {k: v for k, v in data.items() if k not in ("name", "description", "envelope")}
-    data["name"] = f"{root_name(parent.name)}~{hashlib.sha256(json.dumps(behaviour, sort_keys=True).encode()).hexdigest()[:6]}"
+    digest = hashlib.sha256(json.dumps(behaviour, sort_keys=True).encode()).hexdigest()
+    data["name"] = f"{root_name(parent.name)}~{digest[:6]}"
+    instruction = f" Instruction: {edit.instruction.strip()}" if edit.instruction.strip() else ""
     data["description"] = (f"{parent.description.split(VARIANT)[0]}{VARIANT}action {a['kind']} (answer from "
-                           f"{a['answer_from']}), planning {p['kind']}, memory {data['memory']['kind']}, tools "
-                           f"{t or 'none'}, max_steps {data['limits']['max_steps']}."
-                           + (f" Instruction: {edit.instruction.strip()}" if edit.instruction.strip() else ""))
+                           f"{a['answer_from']}), planning {p['kind']}, memory {data['memory']['kind']}, "
+                           f"tools {t or 'none'}, max_steps {data['limits']['max_steps']}." + instruction)
     return parse_spec(data)
 
 

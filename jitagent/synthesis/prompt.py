@@ -12,16 +12,20 @@ from jitagent.tools import TOOL_SCHEMAS
 
 SYSTEM = """You design agent harnesses. A harness decides how a small language model works on a task.
 Protocol (pick one value for each stage):
-- action: direct (answer in text, no tools) | codeact (write python code that runs, read its output) | react (text Thought/Action/Observation tool calls) | json_tool (JSON tool calls)
-- answer_from: text (the reply states the answer) | stdout (the answer is what the program prints; codeact only)
-- planning: none | upfront (plan first) | replan (plan, revise) | reflect (retry after a failed check) | decompose (split into sub-questions)
+- action: direct (answer in text, no tools) | codeact (write python code that runs, read its output) \
+| react (text Thought/Action/Observation tool calls) | json_tool (JSON tool calls)
+- answer_from: text (the reply states the answer) \
+| stdout (the answer is what the program prints; codeact only)
+- planning: none | upfront (plan first) | replan (plan, revise) | reflect (retry after a failed check) \
+| decompose (split into sub-questions)
 - tools: which tools the model may call
 - max_steps: model calls allowed (1-8)
 - instruction: one short general instruction for the model (never the answer, never a copy of the task)
 Tools:
 """ + "\n".join(f"- {name}: {schema['description']}" for name, schema in TOOL_SCHEMAS.items()) + """
 Rules of thumb: exact arithmetic, counting and string manipulation need code (codeact, stdout).
-Writing a function: codeact with answer_from text. Files in a workspace: codeact or react with shell and files.
+Writing a function: codeact with answer_from text. \
+Files in a workspace: codeact or react with shell and files.
 When recent failures of the reference are shown, change what made them fail; keep what works.
 Reply with one JSON object: start from one reference harness (parent) and say what changes."""
 
@@ -35,7 +39,8 @@ def reference_block(references: list[HarnessSpec], mode: Literal["descriptions",
     else:
         body = "\n".join(
             f"- {r.name}: {r.description} [action={r.action.kind}, answer_from={r.action.answer_from}, "
-            f"planning={r.planning.kind}, tools={r.tools.tools}, max_steps={r.limits.max_steps}]" for r in references)
+            f"planning={r.planning.kind}, tools={r.tools.tools}, max_steps={r.limits.max_steps}]"
+            for r in references)
     return f"Reference harnesses:\n{body}"
 
 
@@ -58,7 +63,8 @@ def synthesis_messages(task_text: str, allowed_tools: list[str], references: lis
                        failures: list[dict] | None = None) -> list[dict]:
     user = (f"{reference_block(references, mode)}\n\n"
             + (f"{failure_block(failures)}\n\n" if failures else "")
-            + f"Tools this task allows: {allowed_tools}\n\nTask:\n{task_text}\n\nDesign the harness for this task.")
+            + f"Tools this task allows: {allowed_tools}\n\nTask:\n{task_text}\n\n"
+            "Design the harness for this task.")
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
 

@@ -70,7 +70,9 @@ def parse_output(text: str, parents: dict[str, HarnessSpec], ceilings: Ceilings)
     try:
         value = json_loads(text)
     except json.JSONDecodeError as exc:
-        return Validated(None, [Check("json", False, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")])
+        return Validated(None,
+                         [Check("json", False,
+                                f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")])
     except NestingError as exc:
         return Validated(None, [Check("json", False, f"not a harness edit: {exc}")])
     if not isinstance(value, dict):
@@ -98,12 +100,14 @@ def parse_output(text: str, parents: dict[str, HarnessSpec], ceilings: Ceilings)
     except ValidationError as exc:
         return Validated(None, [Check("json", False, "schema: " + format_validation_error(exc))], notes)
     if edit.parent not in parents:
-        return Validated(None, [Check("json", False, f"parent: {edit.parent!r} is not one of the references {sorted(parents)}")], notes)
+        error = f"parent: {edit.parent!r} is not one of the references {sorted(parents)}"
+        return Validated(None, [Check("json", False, error)], notes)
     try:
         spec = build_spec(edit, parents[edit.parent])
     except SpecError as exc:
         return Validated(None, [Check("json", True), Check("spec", False, str(exc))], notes)
-    return Validated(spec.derive(parent_id=parents[edit.parent].id), [Check("json", True), Check("spec", True)], notes)
+    return Validated(spec.derive(parent_id=parents[edit.parent].id),
+                     [Check("json", True), Check("spec", True)], notes)
 
 
 def clamp(spec: HarnessSpec, ceilings: Ceilings, notes: list[str]) -> HarnessSpec:
@@ -126,7 +130,8 @@ def semantic_errors(spec: HarnessSpec, task: Task, ceilings: Ceilings) -> list[s
               for t in spec.tools.tools if not task.allows(t)]
     for key in ("max_steps", "max_tool_calls", "max_tokens", "timeout_s"):
         if getattr(spec.limits, key) > getattr(ceilings, key):
-            errors.append(f"limits.{key}: {getattr(spec.limits, key)} exceeds the server ceiling {getattr(ceilings, key)}")
+            errors.append(f"limits.{key}: {getattr(spec.limits, key)} exceeds the server ceiling "
+                          f"{getattr(ceilings, key)}")
     return errors
 
 
@@ -136,14 +141,16 @@ def copies_task(line: str, task: Task) -> bool:
     task_words = set(re.findall(r"\w+", task.prompt.lower()))
     words = re.findall(r"\w+", line.lower())
     shares_numbers = set(re.findall(r"\d{2,}", line)) & set(re.findall(r"\d{2,}", task.prompt))
-    return bool(shares_numbers) or (len(words) >= 6 and sum(w in task_words for w in words) / len(words) > 0.6)
+    return bool(shares_numbers) or (len(words) >= 6
+                                    and sum(w in task_words for w in words) / len(words) > 0.6)
 
 
 def drop_copied_instructions(spec: HarnessSpec, task: Task, notes: list[str]) -> HarnessSpec:
     kept = [line for line in spec.prompts.instructions if not copies_task(line, task)]
     if len(kept) == len(spec.prompts.instructions):
         return spec
-    notes.append(f"dropped {len(spec.prompts.instructions) - len(kept)} added instruction(s) copying the task")
+    dropped = len(spec.prompts.instructions) - len(kept)
+    notes.append(f"dropped {dropped} added instruction(s) copying the task")
     data = spec.model_dump(mode="json")
     data["prompts"]["instructions"] = kept
     return parse_spec(data)
@@ -160,7 +167,8 @@ async def check_code(spec: HarnessSpec) -> str | None:
     return None
 
 
-async def validate_static(text: str, parents: dict[str, HarnessSpec], task: Task, ceilings: Ceilings) -> Validated:
+async def validate_static(text: str, parents: dict[str, HarnessSpec], task: Task,
+                          ceilings: Ceilings) -> Validated:
     """Rungs 1-4 (the dry run needs a solver and is run by the synthesizer)."""
     result = parse_output(text, parents, ceilings)
     if result.spec is None:

@@ -43,7 +43,8 @@ def test_sigkill_mid_transaction_loses_no_committed_outcome(tmp_path):
     assert set(committed) <= stored
     # every stored outcome is whole: it has its experience vector (same transaction)
     orphans = db.execute("SELECT COUNT(*) FROM outcomes o WHERE NOT EXISTS "
-                         "(SELECT 1 FROM vectors v WHERE v.kind = 'experience' AND v.ref = CAST(o.id AS TEXT))").fetchone()[0]
+                         "(SELECT 1 FROM vectors v WHERE v.kind = 'experience' AND v.ref = CAST(o.id AS "
+                         "TEXT))").fetchone()[0]
     assert orphans == 0
     from harness_bank import HarnessBank
     reopened = HarnessBank(db_path)

@@ -19,7 +19,8 @@ def simulate(rates: dict[str, float], tasks: int, seed: int = 0, config: RouterC
     record = {name: [0, 0.0] for name in rates}
     pulls = []
     for _ in range(tasks):
-        evidence = [ArmEvidence(name, name, "seed", runs=n, reward_sum=s, mean_tokens=(tokens or {}).get(name))
+        evidence = [ArmEvidence(name, name, "seed", runs=n, reward_sum=s,
+                                mean_tokens=(tokens or {}).get(name))
                     for name, (n, s) in record.items()]
         runs = sum(n for n, _ in record.values())
         base = sum(s for _, s in record.values()) / runs if runs else 0.5
@@ -72,13 +73,15 @@ def test_ties_go_to_fewer_tokens():
 def test_a_cold_clusters_priors_come_from_the_nearest_past_tasks(seeded_bank):
     rewoo, direct = SEEDS["rewoo"].id, SEEDS["direct"].id
     for i in range(6):  # a neighbouring cluster where rewoo always wins and direct never does
-        text = f"A shop sells {i + 3} apples at 2 dollars each and {i + 5} pears at 3 dollars each. Total cost?"
+        text = (f"A shop sells {i + 3} apples at 2 dollars each and {i + 5} pears at 3 dollars each. "
+                "Total cost?")
         seeded_bank.record_outcome(Outcome(rewoo, f"r{i}", text, 1.0, 50, 50, 1.0, cluster="type:shop"))
         seeded_bank.record_outcome(Outcome(direct, f"d{i}", text, 0.0, 50, 50, 1.0, cluster="type:shop"))
     task = "A farmer sells 7 apples at 2 dollars each and 4 pears at 3 dollars each. What is the total?"
     evidence, base = seeded_bank.arm_evidence(task, "type:new", references=3)
     arms = {a.evidence.harness_id: a for a in Router().arms(evidence, base)}
-    assert rewoo in arms and all(a.evidence.runs == 0 for a in arms.values())  # no evidence in the cluster itself
+    assert rewoo in arms and all(a.evidence.runs == 0
+                                 for a in arms.values())  # no evidence in the cluster itself
     assert arms[rewoo].prior_mean > 0.7 and arms[rewoo].prior_weight == RouterConfig().prior_weight
     assert direct not in arms or arms[direct].prior_mean < 0.3
     assert max(arms.values(), key=lambda a: a.mean).evidence.harness_id == rewoo

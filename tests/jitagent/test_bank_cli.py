@@ -31,15 +31,18 @@ def test_init_search_ls_show_lineage_stats_reindex(tmp_path):
 
 def test_unknown_id_and_rollback_without_history_are_clear_errors(tmp_path):
     bank(tmp_path, "init")
-    for args, fragment in ((["show", "nope"], "unknown harness id"), (["rollback", "type:x"], "no incumbent")):
-        proc = subprocess.run([sys.executable, "-m", "jitagent", "bank", "--path", str(tmp_path / "bank.db"), *args],
+    for args, fragment in ((["show", "nope"], "unknown harness id"),
+                           (["rollback", "type:x"], "no incumbent")):
+        proc = subprocess.run([sys.executable, "-m", "jitagent", "bank", "--path", str(tmp_path / "bank.db"),
+                               *args],
                               capture_output=True, text=True, timeout=300)
         assert proc.returncode == 2 and fragment in proc.stderr
 
 
 def test_a_bank_path_that_cannot_be_used_is_one_line_not_a_traceback(tmp_path):
     (tmp_path / "bank.db").mkdir()
-    proc = subprocess.run([sys.executable, "-m", "jitagent", "bank", "--path", str(tmp_path / "bank.db"), "stats"],
+    proc = subprocess.run([sys.executable, "-m", "jitagent", "bank", "--path", str(tmp_path / "bank.db"),
+                           "stats"],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
@@ -58,7 +61,8 @@ def test_a_read_only_command_on_a_bank_that_does_not_exist_creates_nothing(tmp_p
 
 def test_warm_runs_a_first_pass_then_the_top_seeds_and_resumes(tmp_path):
     lines = [json.dumps({"id": f"{kind}-{i}", "prompt": f"{kind} task {i}", "type": kind, "split": "learn",
-                         "verifier": {"kind": "numeric", "expected": 0}}) for kind in ("add", "echo") for i in range(3)]
+                         "verifier": {"kind": "numeric", "expected": 0}}) for kind in ("add", "echo")
+             for i in range(3)]
     suite = tmp_path / "tiny.jsonl"
     suite.write_text("\n".join(lines))
     args = ("warm", "--suite", str(suite), "--seeds", "top:2", "--solver-model", "scripted")

@@ -2,7 +2,8 @@ from jitagent.catalog import load_seeds, resolve_harness
 
 # the order the seeds enter a bank (their files' NN_ prefix), which its listing and index follow
 ORDER = ["direct", "react", "plan_and_execute", "reflexion", "self_refine", "self_consistency",
-         "program_of_thought", "codeact", "rewoo", "least_to_most", "recursive", "tree_of_thoughts", "test_driven"]
+         "program_of_thought", "codeact", "rewoo", "least_to_most", "recursive", "tree_of_thoughts",
+         "test_driven"]
 
 
 def test_thirteen_seeds_from_their_files_in_order_with_distinct_ids():

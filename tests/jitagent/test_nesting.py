@@ -35,7 +35,8 @@ def test_too_many_values_is_a_nesting_error():
 
 
 def test_yaml_aliases_are_refused():
-    bomb = "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: [*b, *b, *b, *b]\n"
+    bomb = ("a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+            "c: [*b, *b, *b, *b]\n")
     with pytest.raises(yaml.YAMLError, match="aliases are not allowed"):
         yaml_load(bomb)
 

@@ -11,8 +11,15 @@ from pathlib import Path
 import pytest
 
 import jitagent.sandbox as sandbox
-from jitagent.sandbox import (FULL_CONFINEMENT, WORKSPACES, SandboxLimits, Workspace, bwrap_works,
-                              reclaim_leftovers, sandbox_python)
+from jitagent.sandbox import (
+    FULL_CONFINEMENT,
+    WORKSPACES,
+    SandboxLimits,
+    Workspace,
+    bwrap_works,
+    reclaim_leftovers,
+    sandbox_python,
+)
 from jitagent.sandbox_host import is_root, owner_tag
 from jitagent.tools import ToolBox
 
@@ -66,14 +73,16 @@ def _read(path: Path) -> bytes:
 def test_write_outside_workspace_does_not_reach_the_host(tmp_path):
     marker = tmp_path / "escaped.txt"
     with Workspace() as ws:
-        result = run_python(f"open({str(marker)!r}, 'w').write('x')\nopen('/tmp/jitagent-escape', 'w').write('x')", ws)
+        result = run_python(f"open({str(marker)!r}, 'w').write('x')\nopen('/tmp/jitagent-escape', "
+                            "'w').write('x')", ws)
     assert not result.ok
     assert not marker.exists() and not os.path.exists("/tmp/jitagent-escape")
 
 
 def test_network_is_unreachable():
     with Workspace() as ws:
-        result = run_python("import socket\ns = socket.create_connection(('127.0.0.1', 22), timeout=2)\nprint('connected')", ws)
+        result = run_python("import socket\ns = socket.create_connection(('127.0.0.1', 22), "
+                            "timeout=2)\nprint('connected')", ws)
     assert "connected" not in result.output and not result.ok
 
 

@@ -26,7 +26,8 @@ def test_concurrent_leases_never_share_a_uid_and_a_released_one_comes_back():
     with leased_uid() as a, leased_uid() as b, leased_uid() as c:
         assert len({a, b, c}) == 3 and {a, b, c} <= set(UID_POOL)
         # another process cannot lease a held uid either: the lock is a lock file's flock
-        probe = "import fcntl, os; fd = os.open(%r, os.O_RDWR); fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)"
+        probe = ("import fcntl, os; fd = os.open(%r, os.O_RDWR); "
+                 "fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)")
         held = subprocess.run(["python3", "-c", probe % f"/run/jitagent/uids/{a}"], capture_output=True)
         assert held.returncode != 0 and b"BlockingIOError" in held.stderr
     free = subprocess.run(["python3", "-c", probe % f"/run/jitagent/uids/{a}"], capture_output=True)

@@ -18,7 +18,8 @@ TASKS = {
     "text": Task(id="rev", prompt="Reverse the string 'stressed'. Answer with the reversed string only.",
                  verifier={"kind": "exact", "expected": "desserts", "case_sensitive": True}),
     "function": Task(id="fn", prompt="Write a Python function `double(x)` that returns x times 2.",
-                     public_tests="assert double(2) == 4", verifier={"kind": "python_tests", "tests": "assert double(5) == 10"}),
+                     public_tests="assert double(2) == 4",
+                     verifier={"kind": "python_tests", "tests": "assert double(5) == 10"}),
     "file": Task(id="file", prompt="How many lines does notes.txt have? Answer with the number.",
                  files={"notes.txt": "a\nb\nc\n"}, verifier={"kind": "numeric", "expected": 3}),
 }
@@ -43,8 +44,10 @@ def test_seed_runs_end_to_end(runtime, name):
 
 def test_cli_run_prints_a_table_and_writes_json(tmp_path):
     out = tmp_path / "run.json"
-    proc = subprocess.run([sys.executable, "-m", "jitagent", "run", "--harness", "program_of_thought", "--suite", "starter",
-                           "--split", "score", "--limit", "2", "--out", str(out)], capture_output=True, text=True, timeout=600)
+    proc = subprocess.run([sys.executable, "-m", "jitagent", "run", "--harness", "program_of_thought",
+                           "--suite", "starter",
+                           "--split", "score", "--limit", "2", "--out", str(out)], capture_output=True,
+                          text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert "success" in proc.stdout and "arithmetic-002" in proc.stdout
     data = json.loads(out.read_text())

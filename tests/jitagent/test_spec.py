@@ -38,8 +38,10 @@ def test_id_is_a_content_digest_independent_of_envelope():
     (lambda d: d["prompts"].update(control={"judge": {"user": "{answer}"}}), "judge.user"),
     (lambda d: d["prompts"].update(control={"judge": {"verdict": "x"}}), "has no part 'verdict'"),
     (lambda d: d["prompts"].update(control={"vote": {"user": "x"}}), "unknown control prompt 'vote'"),
-    (lambda d: d.update(code={"stage": "answer", "source": "def extract_answer(text)\n  return text"}), "SyntaxError"),
-    (lambda d: d.update(code={"stage": "answer", "source": "def answer(text):\n  return text"}), "must define"),
+    (lambda d: d.update(code={"stage": "answer", "source": "def extract_answer(text)\n  return text"}),
+     "SyntaxError"),
+    (lambda d: d.update(code={"stage": "answer", "source": "def answer(text):\n  return text"}),
+     "must define"),
     (lambda d: d.update(code={"stage": "memory", "source": "def view(msgs):\n  return msgs"}), "parameters"),
     (lambda d: d.update(code={"stage": "answer", "source": "x = " + "(" * 500 + ")" * 500}), "code"),
     (lambda d: d.update(code={"stage": "answer", "source": "#" * 30_000}), "code.source"),
@@ -94,18 +96,21 @@ def test_cli_validate_accepts_seeds_and_rejects_broken(tmp_path):
     from importlib import resources
 
     seed_file = resources.files("jitagent.seeds").joinpath("01_direct.yaml")
-    ok = subprocess.run([sys.executable, "-m", "jitagent", "validate", str(seed_file)], capture_output=True, text=True)
+    ok = subprocess.run([sys.executable, "-m", "jitagent", "validate", str(seed_file)], capture_output=True,
+                        text=True)
     assert ok.returncode == 0, ok.stderr
     broken = tmp_path / "broken.json"
     data = base()
     data["memory"]["kind"] = "photographic"
     broken.write_text(json.dumps(data))
-    bad = subprocess.run([sys.executable, "-m", "jitagent", "validate", str(broken)], capture_output=True, text=True)
+    bad = subprocess.run([sys.executable, "-m", "jitagent", "validate", str(broken)], capture_output=True,
+                         text=True)
     assert bad.returncode == 1 and "memory.kind" in bad.stderr
 
 
 def test_cli_seeds_json_lists_13_from_any_directory(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "jitagent", "seeds", "--json"], capture_output=True, text=True, cwd=tmp_path)
+    out = subprocess.run([sys.executable, "-m", "jitagent", "seeds", "--json"], capture_output=True,
+                         text=True, cwd=tmp_path)
     assert out.returncode == 0
     assert len(json.loads(out.stdout)) == 13
 

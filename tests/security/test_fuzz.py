@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jitagent.catalog import load_seeds
-from jitagent.spec import SpecError, TEMPLATE_FIELDS, parse_spec
+from jitagent.spec import TEMPLATE_FIELDS, SpecError, parse_spec
 from jitagent.tasks import TaskFileError, parse_tasks
 from jitagent.v1 import jitagent_pb2 as pb
 
@@ -47,7 +47,8 @@ NUMBERS = {
 # also get past validation into the pipeline, the sandbox and the bank.
 PLAUSIBLE = {
     ("jitagent.v1.Task", "prompt"): st.one_of(st.text(min_size=1, max_size=40), TEXT),
-    ("jitagent.v1.ReasoningGymEntry", "dataset"): st.sampled_from(["chain_sum", "count_bits", "", "telepathy"]),
+    ("jitagent.v1.ReasoningGymEntry", "dataset"):
+        st.sampled_from(["chain_sum", "count_bits", "", "telepathy"]),
     **{(f"jitagent.v1.{request}", "n"): st.one_of(st.integers(0, 2), NUMBERS[FieldDescriptor.TYPE_INT32])
        for request in ("SolveRequest", "SynthesizeRequest", "StreamTasksRequest")},
     **{(f"jitagent.v1.{request}", "task"): st.deferred(lambda: messages(pb.Task.DESCRIPTOR))

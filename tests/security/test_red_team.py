@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import socket
 import subprocess
 import textwrap
@@ -19,8 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from jitagent.sandbox import (FULL_CONFINEMENT, WORKSPACES, SandboxLimits, Workspace, bwrap_works,
-                              sandbox_python)
+from jitagent.sandbox import (
+    FULL_CONFINEMENT,
+    WORKSPACES,
+    SandboxLimits,
+    Workspace,
+    bwrap_works,
+    sandbox_python,
+)
 from jitagent.sandbox_host import UID_POOL, is_root, owner_tag
 from jitagent.tasks import Task
 from jitagent.tools import ToolBox
@@ -144,7 +149,7 @@ def test_another_sandbox_workspace_is_out_of_reach():
     secret = uuid.uuid4().hex
     victim, attacker, victim_ws = run_pair(
         "import time; time.sleep(2.5); print(open('secret.txt').read())",
-        f"""
+        """
         import glob, os
         found = []
         for path in glob.glob('/proc/*/cwd') + glob.glob('/proc/*/root'):
@@ -269,29 +274,27 @@ def test_disk_fill_stops_at_the_workspace_cap():
     assert contained(result), result.stdout
 
 
-def test_tmp_counts_against_the_same_cap():
-    result = run("""
+def fill(prefix: str, files: int, errors: str, limits: SandboxLimits):
+    """Write `files` files of 15 MiB at `prefix`N; past 64 MiB written the cap has not held."""
+    return run(f"""
         written = 0
         try:
-            for i in range(10):
-                open(f'/tmp/fill{i}', 'wb').write(b'x' * (15 << 20)); written += 15 << 20
+            for i in range({files}):
+                open(f'{prefix}{{i}}', 'wb').write(b'x' * (15 << 20)); written += 15 << 20
             print('ESCAPED', written)
-        except OSError as exc:
+        except {errors} as exc:
             print('BLOCKED' if written <= 64 << 20 else 'ESCAPED', written, exc)
-    """, SandboxLimits(wall_s=8, memory_mb=512, file_mb=16))
+    """, limits)
+
+
+def test_tmp_counts_against_the_same_cap():
+    result = fill("/tmp/fill", 10, "OSError", SandboxLimits(wall_s=8, memory_mb=512, file_mb=16))
     assert contained(result), result.stdout
 
 
 def test_tmpfs_ram_in_dev_shm_is_capped():
-    result = run("""
-        written = 0
-        try:
-            for i in range(12):
-                open(f'/dev/shm/fill{i}', 'wb').write(b'x' * (15 << 20)); written += 15 << 20
-            print('ESCAPED', written)
-        except (OSError, MemoryError) as exc:
-            print('BLOCKED' if written <= 64 << 20 else 'ESCAPED', written, exc)
-    """, SandboxLimits(wall_s=8, memory_mb=64, file_mb=16))
+    limits = SandboxLimits(wall_s=8, memory_mb=64, file_mb=16)
+    result = fill("/dev/shm/fill", 12, "(OSError, MemoryError)", limits)
     assert "ESCAPED" not in result.stdout and ("BLOCKED" in result.stdout or result.returncode != 0)
 
 

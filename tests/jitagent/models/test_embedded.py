@@ -7,7 +7,7 @@ import time
 import pytest
 
 from jitagent.models import load_model
-from jitagent.models.base import CancelToken, Cancelled
+from jitagent.models.base import Cancelled, CancelToken
 
 pytestmark = pytest.mark.slow
 
@@ -16,15 +16,18 @@ pytestmark = pytest.mark.slow
 def test_prefill_is_continued_and_tokens_counted(name):
     model = load_model(name)
     g = asyncio.run(model.complete([{"role": "user", "content": "Print 6*7 in Python."},
-                                    {"role": "assistant", "content": "```python\nprint("}], max_tokens=16, stop=["```"]))
-    assert not g.text.startswith("```python") and g.usage.prompt_tokens > 10 and 0 < g.usage.completion_tokens <= 17
+                                    {"role": "assistant", "content": "```python\nprint("}], max_tokens=16,
+                                   stop=["```"]))
+    assert not g.text.startswith("```python")
+    assert g.usage.prompt_tokens > 10 and 0 < g.usage.completion_tokens <= 17
 
 
 def test_json_schema_grammar_constrains_output():
     schema = {"type": "object", "properties": {"tool": {"type": "string", "enum": ["python", "shell"]},
                                                "steps": {"type": "integer"}}, "required": ["tool", "steps"]}
     g = asyncio.run(load_model("smollm2-135m").complete([{"role": "user", "content": "Pick a tool."}],
-                                                         max_tokens=40, json_schema=schema, temperature=1.0, seed=3, n=2))
+                                                         max_tokens=40, json_schema=schema, temperature=1.0,
+                                                        seed=3, n=2))
     for text in g.texts:
         value = json.loads(text)
         assert value["tool"] in ("python", "shell") and isinstance(value["steps"], int)
@@ -35,5 +38,6 @@ def test_cancel_token_stops_generation_between_tokens():
     token = CancelToken(deadline=time.monotonic() + 0.3)
     start = time.monotonic()
     with pytest.raises(Cancelled):
-        asyncio.run(model.complete([{"role": "user", "content": "Write a very long story."}], max_tokens=2000, cancel=token))
+        asyncio.run(model.complete([{"role": "user", "content": "Write a very long story."}], max_tokens=2000,
+                                   cancel=token))
     assert time.monotonic() - start < 5

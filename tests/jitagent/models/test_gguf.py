@@ -14,7 +14,8 @@ def make_parts(tmp_path, monkeypatch, payloads):
     whole = hashlib.sha256()
     header = b"GGUF" + (3).to_bytes(4, "little") + (0).to_bytes(8, "little") + (1).to_bytes(8, "little")
     key = b"general.architecture"
-    header += len(key).to_bytes(8, "little") + key + (8).to_bytes(4, "little") + (5).to_bytes(8, "little") + b"qwen2"
+    header += (len(key).to_bytes(8, "little") + key + (8).to_bytes(4, "little") + (5).to_bytes(8, "little")
+               + b"qwen2")
     payloads = [header + payloads[0], *payloads[1:]]
     for i, data in enumerate(payloads, 1):
         pkg = tmp_path / "site" / f"fake_part{i}"

@@ -1,4 +1,5 @@
-"""Grammar after top-k: the same tokens as llama-cpp-python's chain, from fewer grammar checks (real SmolLM2)."""
+"""Grammar after top-k: the same tokens as llama-cpp-python's chain, from fewer grammar checks
+(real SmolLM2)."""
 
 import json
 
@@ -11,7 +12,8 @@ from jitagent.models.grammar_sampling import FastGrammarLlama
 pytestmark = pytest.mark.slow
 
 SCHEMA = json.dumps({"type": "object", "properties": {"tool": {"type": "string", "enum": ["python", "shell"]},
-                                                      "steps": {"type": "integer"}, "note": {"type": "string", "maxLength": 40}},
+                                                      "steps": {"type": "integer"},
+                                                      "note": {"type": "string", "maxLength": 40}},
                      "required": ["tool", "steps", "note"], "additionalProperties": False})
 PROMPT = "<|im_start|>user\nPick a tool for counting letters, as JSON.<|im_end|>\n<|im_start|>assistant\n"
 
@@ -26,8 +28,10 @@ def models():
 
 
 def generate(llm, grammar: str, temperature: float, seed: int, schema: bool = True) -> str:
-    g = LlamaGrammar.from_json_schema(grammar, verbose=False) if schema else LlamaGrammar.from_string(grammar, verbose=False)
-    out = llm.create_completion(PROMPT, max_tokens=60, temperature=temperature, seed=seed, grammar=g, repeat_penalty=1.0)
+    g = (LlamaGrammar.from_json_schema(grammar, verbose=False) if schema
+         else LlamaGrammar.from_string(grammar, verbose=False))
+    out = llm.create_completion(PROMPT, max_tokens=60, temperature=temperature, seed=seed, grammar=g,
+                                repeat_penalty=1.0)
     return out["choices"][0]["text"]
 
 
@@ -41,4 +45,5 @@ def test_same_output_as_the_default_chain(models, temperature, seed):
 def test_falls_back_to_the_whole_vocabulary_when_no_likely_token_fits(models):
     # no likely token of a JSON answer fits this grammar: each step takes the whole-vocabulary path
     rare = 'root ::= "qz" "xv" "qz"'
-    assert generate(models[1], rare, 1.0, 1, schema=False) == generate(models[0], rare, 1.0, 1, schema=False) == "qzxvqz"
+    assert (generate(models[1], rare, 1.0, 1, schema=False) == generate(models[0], rare, 1.0, 1, schema=False)
+            == "qzxvqz")

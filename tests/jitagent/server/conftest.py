@@ -19,7 +19,8 @@ def free_port() -> int:
 @pytest.fixture
 def make_config(tmp_path):
     def make(meta="scripted", solver=None, n=1, dry_run=False, **kw) -> ServerConfig:
-        return ServerConfig(port=free_port(), data_dir=tmp_path / "data", meta_model=meta, solver_model=solver,
+        return ServerConfig(port=free_port(), data_dir=tmp_path / "data", meta_model=meta,
+                            solver_model=solver,
                             pipeline=PipelineConfig(synthesis=SynthesisConfig(n=n, dry_run=dry_run)), **kw)
     return make
 

@@ -35,7 +35,8 @@ def test_serve_exits_non_zero_with_one_line_for_an_unusable_data_dir(tmp_path):
                            "--data-dir", str(under_a_file(tmp_path)), "--meta-model", "scripted"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1
-    assert done.stderr.strip().splitlines() == [f"jitagent serve: data dir {tmp_path}/file/data: Not a directory"]
+    assert done.stderr.strip().splitlines() == [f"jitagent serve: data dir {tmp_path}/file/data: Not a "
+                                                "directory"]
 
 
 def test_start_removes_the_workspaces_of_a_killed_predecessor(make_config):

@@ -5,7 +5,7 @@ import asyncio
 import grpc
 import pytest
 
-from jitagent.server.app import JitAgentServer
+from jitagent.server.app import SERVICE_NAME, JitAgentServer
 
 
 def test_unknown_methods_are_unimplemented_not_unknown(make_config):
@@ -14,13 +14,14 @@ def test_unknown_methods_are_unimplemented_not_unknown(make_config):
         port = await server.start()
         try:
             async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-                for metadata in ((), (("authorization", "Bearer s3cret"),), (("authorization", "Bearer wrong"),)):
+                for metadata in ((), (("authorization", "Bearer s3cret"),),
+                                 (("authorization", "Bearer wrong"),)):
                     with pytest.raises(grpc.aio.AioRpcError) as err:
-                        await channel.unary_unary("/jitagent.v1.JitAgent/NoSuchMethod")(b"", metadata=metadata)
+                        await channel.unary_unary(f"/{SERVICE_NAME}/NoSuchMethod")(b"", metadata=metadata)
                     assert err.value.code() == grpc.StatusCode.UNIMPLEMENTED, metadata
                 with pytest.raises(grpc.aio.AioRpcError) as err:
-                    await channel.unary_unary("/jitagent.v1.JitAgent/GetHarness")(b"", metadata=(("authorization",
-                                                                                                "Bearer wrong"),))
+                    wrong = (("authorization", "Bearer wrong"),)
+                    await channel.unary_unary(f"/{SERVICE_NAME}/GetHarness")(b"", metadata=wrong)
                 assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
         finally:
             await server.stop()

@@ -17,7 +17,8 @@ pytestmark = pytest.mark.slow
 def test_solve_streams_events_as_they_happen(make_config):
     async def main():
         async with running(make_config(meta="smollm2-135m", dry_run=True)) as (server, client):
-            task = Task(id="add", prompt="What is 21 + 21?", type="arithmetic", verifier={"kind": "numeric", "expected": 42})
+            task = Task(id="add", prompt="What is 21 + 21?", type="arithmetic",
+                        verifier={"kind": "numeric", "expected": 42})
             kinds, stamps = [], []
             async for event in client.solve(task, n=2):
                 kinds.append(event.WhichOneof("event"))
@@ -27,7 +28,8 @@ def test_solve_streams_events_as_they_happen(make_config):
             assert kinds[0] == "retrieved" and kinds[-1] == "result"
             for expected in ("candidate", "routed", "chosen", "step", "verdict", "bank"):
                 assert expected in kinds
-            assert kinds.index("candidate") < kinds.index("chosen") < kinds.index("step") < kinds.index("verdict")
+            order = [kinds.index(k) for k in ("candidate", "chosen", "step", "verdict")]
+            assert order == sorted(order)
             assert stamps[-1] - stamps[0] > 0.05  # streamed over time, not in one burst at the end
             assert result.run.cost.HasField("completion_tokens") and result.run.cost.completion_tokens > 0
             assert result.synthesis.cost.synthesis.completion_tokens > 0 and result.bank_decision

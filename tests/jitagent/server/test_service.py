@@ -13,11 +13,14 @@ from jitagent.v1 import jitagent_pb2 as pb
 from .conftest import running
 
 DIRECT = load_seeds()["direct"].id
+INVALID = grpc.StatusCode.INVALID_ARGUMENT
 BAD_NAMES = ["../../etc/evil", "/etc/evil", "", ".", "a\0b", "x" * 300]
 
 
 def our_workspaces() -> set:
-    return {p.name for p in WORKSPACES.iterdir() if p.name.startswith(owner_tag())} if WORKSPACES.exists() else set()
+    if not WORKSPACES.exists():
+        return set()
+    return {p.name for p in WORKSPACES.iterdir() if p.name.startswith(owner_tag())}
 
 
 def outcome(**fields) -> pb.ReportOutcomeRequest:
@@ -38,7 +41,8 @@ def test_bad_requests_name_the_field_and_leave_no_workspace_or_outcome(make_conf
                      for name in BAD_NAMES]
             solve += [
                 (solve_with(numeric=pb.NumericAnswer(expected=1, tolerance=float("nan"))), "tolerance"),
-                (solve_with(regex=pb.RegexMatch(pattern="(")), "task.verifier.regex.pattern: does not compile"),
+                (solve_with(regex=pb.RegexMatch(pattern="(")),
+                 "task.verifier.regex.pattern: does not compile"),
                 (solve_with(regex=pb.RegexMatch(pattern="a" * 10_000)), "pattern"),
                 (solve_with(reasoning_gym=pb.ReasoningGymEntry(dataset="chain_sum", seed=1, size=2, index=5)),
                  "index must be in [0, size=2)"),
@@ -46,11 +50,11 @@ def test_bad_requests_name_the_field_and_leave_no_workspace_or_outcome(make_conf
             for request, fragment in solve:
                 with pytest.raises(grpc.aio.AioRpcError) as err:
                     [e async for e in client.stub.Solve(request)]
-                assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT and fragment in err.value.details()
+                assert err.value.code() == INVALID and fragment in err.value.details()
             with pytest.raises(grpc.aio.AioRpcError) as err:
-                await client.stub.Synthesize(pb.SynthesizeRequest(tasks=[pb.Task(prompt="p"),
-                                                                         pb.Task(prompt="q", files={"..": ""})]))
-            assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "tasks[1]: files" in err.value.details()
+                tasks = [pb.Task(prompt="p"), pb.Task(prompt="q", files={"..": ""})]
+                await client.stub.Synthesize(pb.SynthesizeRequest(tasks=tasks))
+            assert err.value.code() == INVALID and "tasks[1]: files" in err.value.details()
             reports = [(outcome(wall_s=float("nan")), "wall_s"), (outcome(wall_s=float("inf")), "wall_s"),
                        (outcome(reward=float("nan")), "reward"), (outcome(prompt_tokens=-5), "prompt_tokens"),
                        (pb.ReportOutcomeRequest(harness_id=DIRECT, task_text="t", wall_s=1.0),
@@ -59,7 +63,7 @@ def test_bad_requests_name_the_field_and_leave_no_workspace_or_outcome(make_conf
             for request, fragment in reports:
                 with pytest.raises(grpc.aio.AioRpcError) as err:
                     await client.stub.ReportOutcome(request)
-                assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT and fragment in err.value.details()
+                assert err.value.code() == INVALID and fragment in err.value.details()
             streamed = [r async for r in client.stub.StreamTasks(iter(
                 [pb.StreamTasksRequest(task=pb.Task(prompt="p", files={"/abs": "x"}))]))]
             assert streamed[0].error.code == grpc.StatusCode.INVALID_ARGUMENT.value[0]

@@ -11,4 +11,5 @@ def test_regenerating_the_stubs_changes_nothing(tmp_path):
     subprocess.run(["bash", str(ROOT / "scripts" / "gen_protos.sh"), str(tmp_path)], check=True,
                    env={"PYTHON": sys.executable, "PATH": "/usr/bin:/bin"})
     for name in ("jitagent_pb2.py", "jitagent_pb2.pyi", "jitagent_pb2_grpc.py"):
-        assert (tmp_path / "jitagent" / "v1" / name).read_text() == (ROOT / "jitagent" / "v1" / name).read_text(), name
+        generated = (tmp_path / "jitagent" / "v1" / name).read_text()
+        assert generated == (ROOT / "jitagent" / "v1" / name).read_text(), name

@@ -46,8 +46,8 @@ class PipelineConfig(BaseModel):
 class JitPipeline:
     """Route, synthesize where the router explores, execute, verify and record, one task at a time
     (`stream` yields what happens as it happens, `solve` only the result). With `learn`, every run is
-    recorded in the bank under its run id (feedback names it, see jitagent.feedback) and a verified
-    run's outcome is admitted as evidence."""
+    recorded in the bank under its run id (`report_outcome` names it) and a verified run's outcome is
+    admitted as evidence."""
 
     def __init__(self, bank: HarnessBank, meta: ModelClient, solver: ModelClient,
                  config: PipelineConfig | None = None):
@@ -101,7 +101,7 @@ class JitPipeline:
             kind = "mutation of " + choice.arm.evidence.name if mutation else "cold cluster"
             yield Routed(route, cluster, f"{route} ({kind}; {choice.reason}): {synthesis.reason}", arms)
         yield Chosen(spec)
-        run, verified, decision = None, False, None
+        run, verified, admitted = None, False, None
         if execute:
             async for event in self.runtime.stream(spec, task, seed=seed, cancel=cancel, deadline=deadline):
                 if isinstance(event, RunResult):
@@ -116,9 +116,9 @@ class JitPipeline:
         if self.config.learn:
             decision = await asyncio.to_thread(self._record, run_id, task, spec, route, run, cluster,
                                                delivery, verified)
-        admitted = BankDecision(cluster, decision.promote, decision.reason) if decision else None
-        if admitted is not None:
-            yield admitted
+            if decision is not None:
+                admitted = BankDecision(cluster, decision.promote, decision.reason)
+                yield admitted
         yield SolveResult(task.id, route, spec, cluster, synthesis, run, list(arms), cost,
                           time.monotonic() - start, admitted.text if admitted else "", run_id)
 

@@ -8,6 +8,7 @@ what synthesized variants earned against their parents, and the synthesis prompt
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import statistics
 from collections import Counter, defaultdict
@@ -68,9 +69,14 @@ def analyse(folder: Path) -> str:
 def _harnesses(folder: Path, arm: str, baseline: dict[str, float]) -> list[str]:
     """Which harnesses the arm ran (by root seed), what they earned; synthesis prompt over the stream."""
     path = folder / "trajectories.jsonl"
-    if not path.exists():
+    packed = path.with_suffix(".jsonl.gz")  # committed runs keep their trajectories compressed
+    if path.exists():
+        text = path.read_text()
+    elif packed.exists():
+        text = gzip.decompress(packed.read_bytes()).decode()
+    else:
         return []
-    traces = [t for t in map(json.loads, path.read_text().splitlines()) if t["arm"] == arm]
+    traces = [t for t in map(json.loads, text.splitlines()) if t["arm"] == arm]
     by_harness = defaultdict(list)
     for t in traces:
         by_harness[t.get("harness", "?")].append(t["reward"])

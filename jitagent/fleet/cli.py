@@ -9,7 +9,6 @@ import logging
 import os
 import signal
 import sys
-from pathlib import Path
 from urllib.parse import urlsplit
 
 REDIS_ENV = "JITAGENT_REDIS_URL"
@@ -31,20 +30,30 @@ def add_bank_argument(parser: argparse.ArgumentParser) -> None:
                              "(default: DATA_DIR/bank.db)")
 
 
-def add_queue_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--redis", type=without_password(f"set {REDIS_ENV}"),
-                        default=os.environ.get(REDIS_ENV, DEFAULT_REDIS),
-                        help=f"Redis URL (default: ${REDIS_ENV} or {DEFAULT_REDIS})")
-    parser.add_argument("--stream", default="jitagent:tasks",
-                        help="the tasks stream; results in STREAM:results, dead letters in STREAM:dead")
-    parser.add_argument("--group", default="jitagent", help="the workers' consumer group")
+def queue_options() -> argparse.ArgumentParser:
+    """`--redis`, `--stream`, `--group`: a parent parser, so they are accepted after the subcommand too
+    (`queue stats --redis URL`); their defaults are filled after parsing (`QUEUE_DEFAULTS`)."""
+    from jitagent.cli_common import HIDDEN
+
+    p = argparse.ArgumentParser(add_help=False, argument_default=HIDDEN)
+    p.add_argument("--redis", type=without_password(f"set {REDIS_ENV}"),
+                   help=f"Redis URL (default: ${REDIS_ENV} or {DEFAULT_REDIS})")
+    p.add_argument("--stream", help="the tasks stream (default: jitagent:tasks); results in STREAM:results, "
+                                    "dead letters in STREAM:dead")
+    p.add_argument("--group", help="the workers' consumer group (default: jitagent)")
+    return p
+
+
+def queue_defaults() -> dict:
+    return {"redis": os.environ.get(REDIS_ENV, DEFAULT_REDIS), "stream": "jitagent:tasks",
+            "group": "jitagent"}
 
 
 def cmd_worker(args) -> int:
     from pydantic import ValidationError
 
     from jitagent.assembly import build_pipeline
-    from jitagent.cli_common import bank_location
+    from jitagent.cli_common import api_key, bank_location
     from jitagent.errors import one_line
     from jitagent.fleet.worker import Worker, WorkerConfig
     from jitagent.pipeline import PipelineConfig
@@ -61,11 +70,12 @@ def cmd_worker(args) -> int:
     except ValidationError as exc:
         print(f"jitagent worker: {format_validation_error(exc)}", file=sys.stderr)
         return 2
+    key = api_key(args)  # before anything starts: a key in argv is a usage error
     reclaim_leftovers()  # sandboxes a killed predecessor left behind
     try:  # a worker builds its pipeline exactly as a server replica does
         synthesis = SynthesisConfig(n=args.n, dry_run=not args.no_dry_run)
         pipeline = build_pipeline(bank_location(args), cache_dir=args.data_dir, meta_model=args.meta_model,
-                                  solver_model=args.solver_model, api_key=None,
+                                  solver_model=args.solver_model, api_key=key,
                                   config=PipelineConfig(synthesis=synthesis), preload=True)
     except Exception as exc:  # the bank or a model cannot load: one line, like `serve`
         print(f"jitagent worker: {one_line(exc)}", file=sys.stderr)
@@ -145,10 +155,10 @@ def cmd_stats(args) -> int:
 
 
 def add_commands(sub) -> None:
-    p = sub.add_parser("worker", help="take tasks from a Redis Stream, run them, record outcomes in the bank")
-    add_bank_argument(p)
-    p.add_argument("--data-dir", type=Path, help="this worker's own files: the bank's index cache, logs")
-    add_queue_arguments(p)
+    from jitagent.cli_common import bank, common, models
+
+    p = sub.add_parser("worker", help="take tasks from a Redis Stream, run them, record outcomes in the bank",
+                       parents=[common(), models(), bank(), queue_options()])
     p.add_argument("--name", help="consumer name, unique per live worker (default: HOST-PID)")
     p.add_argument("--slots", type=int, help="tasks run at once; one is taken only into a free slot (1)")
     p.add_argument("--claim-idle", type=float, help="seconds an entry's holder may be silent before another "
@@ -156,24 +166,24 @@ def add_commands(sub) -> None:
     p.add_argument("--max-deliveries", type=int, help="deliveries before an entry is a dead letter (3)")
     p.add_argument("--task-timeout", type=float, help="wall-clock seconds per task (600)")
     p.add_argument("--grace", type=float, help="seconds running tasks get on SIGTERM (10)")
-    p.add_argument("--meta-model", default="embedded", help="embedded | model name | OpenAI-compatible URL")
-    p.add_argument("--solver-model", help="default: the meta-model")
     p.add_argument("--n", type=int, default=3, help="candidates per synthesis")
     p.add_argument("--no-dry-run", action="store_true")
-    p.set_defaults(func=cmd_worker)
+    p.set_defaults(func=cmd_worker, defaults=queue_defaults())
 
-    queue = sub.add_parser("queue", help="the task queue on Redis Streams")
-    add_queue_arguments(queue)
+    shared = [common(), queue_options()]
+    queue = sub.add_parser("queue", help="the task queue on Redis Streams", parents=shared)
     cmds = queue.add_subparsers(dest="queue_command", required=True)
-    q = cmds.add_parser("put", help="add tasks: a suite, a JSONL file or - for stdin (all checked first)")
+    q = cmds.add_parser("put", help="add tasks: a suite, a JSONL file or - for stdin (all checked first)",
+                        parents=shared)
     q.add_argument("source")
     q.add_argument("--split")
     q.add_argument("--limit", type=int)
-    q.set_defaults(func=cmd_put)
-    q = cmds.add_parser("results", help="results as JSON lines (--dead: the dead letters)")
+    q.set_defaults(func=cmd_put, defaults=queue_defaults())
+    q = cmds.add_parser("results", help="results as JSON lines (--dead: the dead letters)", parents=shared)
     q.add_argument("--dead", action="store_true")
     q.add_argument("--after", default="-", help="only entries after this id (resume where you left off)")
     q.add_argument("--count", type=int)
     q.add_argument("--follow", action="store_true", help="wait for new ones (Ctrl-C ends)")
-    q.set_defaults(func=cmd_results)
-    cmds.add_parser("stats", help="stream lengths, pending entries, consumers").set_defaults(func=cmd_stats)
+    q.set_defaults(func=cmd_results, defaults=queue_defaults())
+    q = cmds.add_parser("stats", help="stream lengths, pending entries, consumers", parents=shared)
+    q.set_defaults(func=cmd_stats, defaults=queue_defaults())

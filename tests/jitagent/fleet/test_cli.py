@@ -71,3 +71,14 @@ def test_unreachable_services_and_passwords_in_argv_are_one_line(tmp_path):
         assert no_bank.returncode == 1
         assert no_bank.stderr.strip().splitlines() == [no_bank.stderr.strip()]
         assert f"jitagent {command}: PostgreSQL at postgresql://me@127.0.0.1:1/bank: " in no_bank.stderr
+
+
+def test_fleet_options_follow_the_one_cli_grammar():
+    """Queue options after the subcommand as before it; the worker shares the model and bank options."""
+    after = jitagent("queue", "stats", "--redis", "redis://127.0.0.1:1/0", "--stream", "s")
+    assert after.returncode == 1 and after.stderr.startswith("jitagent queue: redis redis://127.0.0.1:1/0: ")
+    key = jitagent("worker", "--api-key", "sk-secret", "--meta-model", "scripted")
+    assert key.returncode == 2 and "--api-key-file" in key.stderr and "sk-secret" not in key.stderr
+    usage = jitagent("worker", "--help").stdout
+    flags = ("--solver-model", "--api-key-file", "--data-dir", "--debug", "--group")
+    assert all(flag in usage for flag in flags)

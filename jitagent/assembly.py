@@ -1,10 +1,11 @@
 """One place that assembles a pipeline: the two models, the bank holding the seeds, the pipeline over
-them. `serve`, `worker`, `synthesize`/`solve` and `evolve` build theirs here."""
+them. `serve`, `worker`, `synthesize`/`solve`, `evolve` and the bench's JIT arms build theirs here."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from jitagent.models.base import ModelClient
 from jitagent.pipeline import JitPipeline, PipelineConfig
 
 
@@ -14,17 +15,25 @@ def build_pipeline(bank: str | Path, *, cache_dir: Path | None, meta_model: str,
     to the meta-model. `preload`: load the weights and the embedder now, so that a long-lived process's
     first task does not pay for them. The models are named before the bank opens: a wrong name leaves
     no bank behind."""
-    from jitagent.catalog import seed_bank
     from jitagent.models import load_model
-    from jitagent.paths import open_bank
 
     meta = load_model(meta_model, slot="meta", api_key=api_key)
     solver = load_model(solver_model or meta_model, slot="solver", api_key=api_key)
-    store = open_bank(bank, cache_dir=cache_dir)
-    seed_bank(store)
+    pipeline = pipeline_on(bank, meta, solver, config, cache_dir=cache_dir)
     if preload:
         for model in (meta, solver):
             if hasattr(model, "load"):
                 model.load()
-        store.search("warm up the embedder", k=1)
+        pipeline.bank.search("warm up the embedder", k=1)
+    return pipeline
+
+
+def pipeline_on(bank: str | Path, meta: ModelClient, solver: ModelClient, config: PipelineConfig, *,
+                cache_dir: Path | None = None) -> JitPipeline:
+    """A pipeline over models already loaded: the bank opened (created if new) and holding the seeds."""
+    from jitagent.catalog import seed_bank
+    from jitagent.paths import open_bank
+
+    store = open_bank(bank, cache_dir=cache_dir)
+    seed_bank(store)
     return JitPipeline(store, meta, solver, config)

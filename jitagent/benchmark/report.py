@@ -9,6 +9,7 @@ from pathlib import Path
 from jitagent.benchmark.ledger import Ledger, total_tokens
 from jitagent.benchmark.stats import HINDSIGHT, best_fixed, hindsight_rows, summarize
 from jitagent.events import ROUTES
+from jitagent.usage import known_sum
 
 JIT_ARMS = ("jit_warm", "jit_stream", "jit_static")
 COLORS = {"jit_warm": "tab:red", "jit_stream": "tab:orange", "jit_static": "tab:gray"}
@@ -147,7 +148,7 @@ def report(bench, command: str) -> str:
         units = [r for a in ledger.arms() if a.startswith("warm:") for r in ledger.rows(a)]
         tokens = [r["execution_tokens"] for r in units]
         text += (f"Warm-up on `learn` (once, shared by every jit_warm repeat): {len(units)} units, "
-                 f"{_num(None if None in tokens else sum(tokens))} tokens, "
+                 f"{_num(known_sum(*tokens))} tokens, "
                  f"{sum(r['wall_s'] for r in units) / 60:.1f} min\n\n{markdown(warm)}\n\n")
     text += f"Unit wall time per phase: {phases(ledger)}\n\n"
     text += "\n".join(f"![{p.stem}]({p})\n\n`{command}`" for p in images)

@@ -27,6 +27,7 @@ from pathlib import Path
 from rich.progress import Progress
 
 from harness_bank import HarnessBank
+from jitagent.assembly import pipeline_on
 from jitagent.benchmark.arms import ARMS, DEFAULT_ARMS
 from jitagent.benchmark.ledger import Ledger, exhausted_in_synthesis, unit_row
 from jitagent.benchmark.stats import mean_tokens, rank
@@ -185,14 +186,12 @@ class Bench:
                 source = HarnessBank(warm)
                 source.backup(bank_path)
                 source.close()
-            bank = HarnessBank(bank_path)
-            seed_bank(bank)
-            pipeline = JitPipeline(bank, self.meta, self.solver, PipelineConfig(
+            pipeline = pipeline_on(bank_path, self.meta, self.solver, PipelineConfig(
                 learn=learn, keep_candidates=learn, synthesis=SynthesisConfig(n=self.config.n)))
             for position, task in enumerate(order):
                 self.ledger.add(await self._solve(pipeline, arm, task, repeat, position))
                 self.bar.advance(job)
-            bank.close()
+            pipeline.bank.close()
 
     async def _solve(self, pipeline: JitPipeline, arm: str, task: Task, repeat: int, position: int) -> dict:
         start = time.monotonic()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import deque
 from collections.abc import Callable
@@ -13,11 +14,14 @@ from jitagent.usage import Usage
 class ScriptedModel:
     """Replies from a list (in order, the last one repeating) or from a function of the messages.
 
-    Tokens are counted as whitespace-separated words, so cost accounting can be tested."""
+    Tokens are counted as whitespace-separated words, so cost accounting can be tested. `latency_s`:
+    each call waits that long first, like a call to a model server on another host (load tests)."""
 
-    def __init__(self, replies: list[str] | Callable[[list[dict]], str], name: str = "scripted"):
+    def __init__(self, replies: list[str] | Callable[[list[dict]], str], name: str = "scripted",
+                 latency_s: float = 0.0):
         self.name = name
         self._replies = replies
+        self.latency_s = latency_s
         self.calls: deque[dict] = deque(maxlen=10_000)  # bounded: a long-lived server keeps no more
 
     wants_schema = False  # a reply function that takes (messages, json_schema)
@@ -31,6 +35,8 @@ class ScriptedModel:
     async def complete(self, messages, *, max_tokens=256, temperature=0.0, seed=None, stop=None,
                        json_schema=None, n=1, cancel=None) -> Generation:
         start = time.monotonic()
+        if self.latency_s:
+            await asyncio.sleep(self.latency_s)
         texts = []
         for _ in range(n):
             self.calls.append({"messages": messages, "json_schema": json_schema, "temperature": temperature,
@@ -68,13 +74,13 @@ def schema_example(schema: dict):
     return "x"
 
 
-def instant_model() -> ScriptedModel:
-    """An instant scripted model for load tests and examples: schema-valid JSON when a schema
-    is asked for, else a final answer. Never a stand-in for a real model in a result."""
+def instant_model(latency_s: float = 0.0) -> ScriptedModel:
+    """A scripted model for load tests and examples: schema-valid JSON when a schema is asked for,
+    else a final answer, after `latency_s`. Never a stand-in for a real model in a result."""
     import json
 
     def reply(messages: list[dict], schema: dict | None = None) -> str:
         return json.dumps(schema_example(schema)) if schema else "Final answer: 0"
-    model = ScriptedModel(reply, name="scripted-instant")
+    model = ScriptedModel(reply, name="scripted-instant", latency_s=latency_s)
     model.wants_schema = True
     return model

@@ -1,12 +1,14 @@
 """Fleet mode on one machine, in one run: task throughput with 1, 2 and 4 `jitagent worker`
-processes on one PostgreSQL bank and one Redis stream (scripted model), the delay before a write on
+processes on one PostgreSQL bank and one Redis stream (scripted model: instant, and waiting
+--latency-ms per call like a model server on another host), the delay before a write on
 one replica is in another's index, and admission throughput of the bank on PostgreSQL and on SQLite.
 
 PostgreSQL and redis-server are throwaway instances from the Debian packages on loopback ports;
 PostgreSQL keeps its default durability (fsync, synchronous_commit=on) except in the row that says
 otherwise. Admissions are measured without the embedding (task texts embedded beforehand): what is
 timed is the bank's transaction. Everything stays on 127.0.0.1; every loop is bounded.
-Usage: python bench/fleet.py [--tasks 200] [--workers 1 2 4] [--samples 200] [--admissions 300]
+Usage: python bench/fleet.py [--tasks 200] [--workers 1 2 4] [--latency-ms 0 250] [--samples 200]
+       [--admissions 300]
 """
 
 import argparse
@@ -42,11 +44,11 @@ def tasks(n: int) -> list[str]:
                  verifier={"kind": "numeric", "expected": 0}).model_dump_json() for i in range(n)]
 
 
-def start_workers(count: int, slots: int, bank: str, redis_url: str, stream: str, tmp: Path):
+def start_workers(count: int, slots: int, bank: str, redis_url: str, stream: str, tmp: Path, model: str):
     logs = [tmp / f"w{count}-{i}.log" for i in range(count)]
     workers = [subprocess.Popen(
         [sys.executable, "-m", "jitagent", "worker", "--bank", bank, "--redis", redis_url, "--stream", stream,
-         "--name", f"w{i}", "--slots", str(slots), "--meta-model", "scripted", "--n", "1", "--no-dry-run",
+         "--name", f"w{i}", "--slots", str(slots), "--meta-model", model, "--n", "1", "--no-dry-run",
          "--data-dir", str(tmp / f"w{count}-{i}")], stdout=log.open("w"), stderr=subprocess.STDOUT)
         for i, log in enumerate(logs)]
     deadline = time.monotonic() + 600
@@ -57,11 +59,14 @@ def start_workers(count: int, slots: int, bank: str, redis_url: str, stream: str
     return workers
 
 
-def worker_seconds(count: int, n_tasks: int, slots: int, postgres: str, redis_url: str, tmp: Path) -> float:
+def worker_seconds(count: int, n_tasks: int, slots: int, postgres: str, redis_url: str, tmp: Path,
+                   latency_ms: float) -> float:
     """Seconds from putting `n_tasks` on the stream to their last result, `count` workers already up."""
-    stream = f"bench{count}:tasks"
-    bank = create_database(postgres, f"workers{count}")
-    workers = start_workers(count, slots, bank, redis_url, stream, tmp)
+    name = f"{count}x{latency_ms:g}ms"
+    stream = f"bench{name}:tasks"
+    bank = create_database(postgres, f"workers{name}".replace(".", "_"))
+    (tmp / name).mkdir()
+    workers = start_workers(count, slots, bank, redis_url, stream, tmp / name, f"scripted:{latency_ms:g}")
     client = redis.Redis.from_url(redis_url, decode_responses=True)
     try:
         start = time.perf_counter()
@@ -143,14 +148,17 @@ def percentiles(values: list[float]) -> str:
 
 
 def print_workers(args, postgres: str, redis_url: str, tmp: Path) -> None:
-    print(f"| workers ({args.slots} slot each), scripted model | tasks | seconds | tasks/s | vs 1 worker |")
-    print("|---|---|---|---|---|")
-    base = None
-    for count in args.workers:
-        seconds = worker_seconds(count, args.tasks, args.slots, postgres, redis_url, tmp)
-        rate = args.tasks / seconds
-        base = base or rate
-        print(f"| {count} | {args.tasks} | {seconds:.1f} | {rate:.1f} | {rate / base:.2f}x |", flush=True)
+    print(f"| workers ({args.slots} slot each) | scripted model, ms per call | tasks | seconds | tasks/s "
+          f"| vs 1 worker |")
+    print("|---|---|---|---|---|---|")
+    for latency in args.latency_ms:
+        base = None
+        for count in args.workers:
+            seconds = worker_seconds(count, args.tasks, args.slots, postgres, redis_url, tmp, latency)
+            rate = args.tasks / seconds
+            base = base or rate
+            print(f"| {count} | {latency:g} | {args.tasks} | {seconds:.1f} | {rate:.1f} "
+                  f"| {rate / base:.2f}x |", flush=True)
 
 
 def print_sync(args, postgres: str) -> None:
@@ -187,6 +195,8 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=200)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--slots", type=int, default=1, help="slots per worker")
+    parser.add_argument("--latency-ms", type=float, nargs="+", default=[0, 250],
+                        help="the scripted model's wait per call (0: instant, CPU-bound here)")
     parser.add_argument("--samples", type=int, default=200, help="replica sync samples")
     parser.add_argument("--admissions", type=int, default=300, help="outcomes per admission row")
     args = parser.parse_args()

@@ -233,8 +233,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="N tasks of the learn split for jit_warm's warm-up (default: --limit)")
     p.add_argument("--arms", nargs="+", default=list(DEFAULT_ARMS), choices=ARMS)
     p.add_argument("--fixed-seeds", default=None, type=top_k,
-                   help="all | top:K — the K best seeds on the score split and the cheapest, when 13 do not "
-                   "fit the budget")
+                   help="all | top:K — the K best seeds on the score split and the cheapest, when 13 "
+                   "do not fit the budget")
     p.add_argument("--warm-seeds", default="top:4", type=top_k,
                    help="top:K — seeds jit_warm warms on learn: the K best on the score screen and the "
                    "cheapest")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from rich.table import Table
 
@@ -49,18 +50,19 @@ class Failure(Exception):
         self.status = status
 
 
-def _parent() -> argparse.ArgumentParser:
+def parent_parser() -> argparse.ArgumentParser:
+    """A parser to share options through (`parents=`); what it leaves out stays "not given"."""
     return argparse.ArgumentParser(add_help=False, argument_default=HIDDEN)
 
 
 def common() -> argparse.ArgumentParser:
-    p = _parent()
+    p = parent_parser()
     p.add_argument("--debug", action="store_true", help="show the traceback of a failure")
     return p
 
 
 def output(file_help: str | None = None) -> argparse.ArgumentParser:
-    p = _parent()
+    p = parent_parser()
     p.add_argument("--json", action="store_true", help="print JSON to stdout")
     if file_help:
         p.add_argument("--out", type=Path, metavar="FILE", help=file_help)
@@ -71,7 +73,7 @@ def models(
     *, meta: bool = True, solver: bool = True, old_model: str | None = None
 ) -> argparse.ArgumentParser:
     """`--meta-model` / `--solver-model`; `old_model`: the dest the old `--model` spelling meant here."""
-    p = _parent()
+    p = parent_parser()
     if meta:
         p.add_argument(
             "--meta-model",
@@ -97,24 +99,33 @@ def models(
 
 def bank(*, old_path: bool = False) -> argparse.ArgumentParser:
     """`--data-dir` (the embedded bank is DATA_DIR/bank.db) and `--bank` (a file or a shared database)."""
-    from jitagent.fleet.cli import add_bank_argument
-
-    p = _parent()
+    p = parent_parser()
     p.add_argument(
         "--data-dir",
         type=Path,
         metavar="DIR",
         help="the bank's folder: DIR/bank.db (default: $JITAGENT_DATA or ~/.jitagent)",
     )
-    add_bank_argument(p)
+    p.add_argument("--bank", type=without_password("put it in PGPASSWORD or ~/.pgpass"),
+                   help="bank file, or postgresql://USER@HOST:PORT/DB for a bank a fleet shares "
+                        "(default: DATA_DIR/bank.db)")
     if old_path:
         p.add_argument("--path", dest="bank", help=HIDDEN)
     return p
 
 
+def without_password(hint: str):
+    """An argparse type: a URL that carries no password (argv shows in /proc to every process)."""
+    def check(value: str) -> str:
+        if "://" in value and urlsplit(value).password is not None:
+            raise argparse.ArgumentTypeError(f"a password in argv shows in /proc to every process; {hint}")
+        return value
+    return check
+
+
 def task_options(*, checks: bool) -> argparse.ArgumentParser:
     """The task's text and type; with `checks`, what verifies it: --expect or --verifier."""
-    p = _parent()
+    p = parent_parser()
     p.add_argument("text", help="the task")
     p.add_argument("--type", help="task type (decides the cluster)")
     if checks:

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jitagent.cli_common import USAGE, Failure
-from jitagent.fleet.cli import without_password
+from jitagent.cli_common import USAGE, Failure, without_password
 from jitagent.logs import FORMATS
 
 

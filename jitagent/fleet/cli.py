@@ -9,33 +9,17 @@ import logging
 import os
 import signal
 import sys
-from urllib.parse import urlsplit
 
 REDIS_ENV = "JITAGENT_REDIS_URL"
 DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
 
 
-def without_password(hint: str):
-    """An argparse type: a URL that carries no password (argv shows in /proc to every process)."""
-    def check(value: str) -> str:
-        if "://" in value and urlsplit(value).password is not None:
-            raise argparse.ArgumentTypeError(f"a password in argv shows in /proc to every process; {hint}")
-        return value
-    return check
-
-
-def add_bank_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--bank", type=without_password("put it in PGPASSWORD or ~/.pgpass"),
-                        help="bank file, or postgresql://USER@HOST:PORT/DB for a bank a fleet shares "
-                             "(default: DATA_DIR/bank.db)")
-
-
 def queue_options() -> argparse.ArgumentParser:
     """`--redis`, `--stream`, `--group`: a parent parser, so they are accepted after the subcommand too
-    (`queue stats --redis URL`); their defaults are filled after parsing (`QUEUE_DEFAULTS`)."""
-    from jitagent.cli_common import HIDDEN
+    (`queue stats --redis URL`); their defaults are filled after parsing (`queue_defaults`)."""
+    from jitagent.cli_common import parent_parser, without_password
 
-    p = argparse.ArgumentParser(add_help=False, argument_default=HIDDEN)
+    p = parent_parser()
     p.add_argument("--redis", type=without_password(f"set {REDIS_ENV}"),
                    help=f"Redis URL (default: ${REDIS_ENV} or {DEFAULT_REDIS})")
     p.add_argument("--stream", help="the tasks stream (default: jitagent:tasks); results in STREAM:results, "

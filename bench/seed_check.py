@@ -1,0 +1,137 @@
+"""Every seed on a fixed task set with the real solver model, against a committed baseline ledger.
+
+A change to the runtime can leave every scripted test green and still slow a seed past its budget on a
+real model (issue 20: `recursive` went from 4 of 42 units out of budget to 43 of 56). This runs each seed
+once per task (seed 0, the same per-task wall budget for all), writes one JSON line per unit, and
+compares success and the out-of-budget share per seed with a baseline ledger: a seed regresses when
+its success falls by more than `--tolerance` or its out-of-budget share grows by more than it.
+Resumable: units already in OUT are not run again. Progress goes to stderr, one line per unit.
+
+Usage:
+  python bench/seed_check.py --out bench/results/seed-check/results.jsonl            # record
+  python bench/seed_check.py --out /tmp/now.jsonl --baseline bench/results/seed-check/results.jsonl
+Where the runtime changed since the baseline was recorded, tests/bench/test_seed_check.py runs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+# What decides how a seed behaves on a real model: the runtime, the seeds and the tools they call.
+RUNTIME_SOURCES = ("jitagent/runtime", "seeds", "jitagent/tools.py", "jitagent/sandbox.py",
+                   "jitagent/sandbox_exec.py", "jitagent/sandbox_host.py", "jitagent/models")
+DEFAULT_TASKS = dict(suite="reasoning_gym", split="final", limit=20)
+
+
+def runtime_digest(root: Path = ROOT) -> str:
+    """A digest of the files that decide a seed's behaviour, to tell whether a baseline is current."""
+    h = hashlib.sha256()
+    for source in RUNTIME_SOURCES:
+        path = root / source
+        for file in sorted(path.rglob("*") if path.is_dir() else [path]):
+            if file.is_file() and file.suffix in (".py", ".yaml") and "__pycache__" not in file.parts:
+                h.update(str(file.relative_to(root)).encode() + b"\0" + file.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def read_ledger(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+async def run_units(seeds: list[str], tasks: list, model_name: str, budget_s: float, out: Path) -> None:
+    from jitagent.catalog import load_seeds
+    from jitagent.models import load_model
+    from jitagent.runtime.agent import Runtime
+
+    done = {(u["seed"], u["task_id"]) for u in read_ledger(out)}
+    specs, runtime = load_seeds(), Runtime(load_model(model_name, slot="solver"))
+    digest = runtime_digest()
+    todo = [(name, task) for name in seeds for task in tasks if (name, task.id) not in done]
+    for number, (name, task) in enumerate(todo, 1):
+        start = time.monotonic()
+        run = await runtime.run(specs[name], task, seed=0, deadline=start + budget_s)
+        wall = time.monotonic() - start
+        unit = {"seed": name, "task_id": task.id, "type": task.type, "reward": run.reward,
+                "out_of_budget": bool(run.interrupted and wall >= budget_s), "error": run.error,
+                "tokens": run.cost.tokens, "wall_s": round(wall, 2), "runtime": digest}
+        with out.open("a") as ledger:
+            ledger.write(json.dumps(unit) + "\n")
+        print(f"[{number}/{len(todo)}] {name} {task.id}: reward {run.reward} wall {wall:.1f}s"
+              f"{' OUT OF BUDGET' if unit['out_of_budget'] else ''}", file=sys.stderr, flush=True)
+
+
+def per_seed(units: list[dict]) -> dict[str, dict]:
+    by_seed: dict[str, list[dict]] = {}
+    for u in units:
+        by_seed.setdefault(u["seed"], []).append(u)
+    return {name: {"units": len(us), "success": statistics.fmean(u["reward"] or 0.0 for u in us),
+                   "out_of_budget": statistics.fmean(u["out_of_budget"] for u in us),
+                   "wall_p50": statistics.median(u["wall_s"] for u in us)}
+            for name, us in by_seed.items()}
+
+
+def compare(now: list[dict], baseline: list[dict], tolerance: float) -> list[str]:
+    """One line per seed; the seeds that regressed are marked REGRESSED. Paired on the same units."""
+    keys = {(u["seed"], u["task_id"]) for u in baseline}
+    paired = [u for u in now if (u["seed"], u["task_id"]) in keys]
+    before = per_seed([u for u in baseline if (u["seed"], u["task_id"]) in {(p["seed"], p["task_id"])
+                                                                               for p in paired}])
+    after = per_seed(paired)
+    lines = []
+    for name in before:
+        b, a = before[name], after[name]
+        regressed = (a["success"] < b["success"] - tolerance
+                     or a["out_of_budget"] > b["out_of_budget"] + tolerance)
+        lines.append(f"{name:20s} success {b['success']:.2f} -> {a['success']:.2f}  out of budget "
+                     f"{b['out_of_budget']:.2f} -> {a['out_of_budget']:.2f}  wall p50 {b['wall_p50']:.1f} -> "
+                     f"{a['wall_p50']:.1f} s  ({a['units']} units){'  REGRESSED' if regressed else ''}")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, required=True, help="the ledger to write (resumable)")
+    parser.add_argument("--baseline", type=Path, help="a ledger to compare with")
+    parser.add_argument("--seeds", nargs="+", help="seed names (default: every seed)")
+    parser.add_argument("--suite", default=DEFAULT_TASKS["suite"], help="suite name or JSONL file")
+    parser.add_argument("--split", default=DEFAULT_TASKS["split"])
+    parser.add_argument("--limit", type=int, default=DEFAULT_TASKS["limit"], help="tasks, spread over types")
+    parser.add_argument("--budget-s", type=float, default=30.0, help="wall budget per unit, every seed")
+    parser.add_argument("--model", default="qwen2.5-coder-0.5b", help="the solver")
+    parser.add_argument("--tolerance", type=float, default=0.15,
+                        help="allowed drop in success / rise in out-of-budget share per seed")
+    args = parser.parse_args(argv)
+    from jitagent.catalog import load_seeds
+    from jitagent.tasks import load_suite
+
+    seeds = args.seeds or list(load_seeds())
+    tasks = load_suite(args.suite, args.split)
+    if args.limit:  # 0: every task of the split
+        from jitagent.tasks import spread_over_types
+
+        tasks = spread_over_types(tasks, args.limit)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    asyncio.run(run_units(seeds, tasks, args.model, args.budget_s, args.out))
+    now = [u for u in read_ledger(args.out) if u["seed"] in seeds]
+    if args.baseline is None:
+        for name, row in per_seed(now).items():
+            print(f"{name:20s} success {row['success']:.2f}  out of budget {row['out_of_budget']:.2f}  "
+                  f"wall p50 {row['wall_p50']:.1f} s  ({row['units']} units)")
+        return 0
+    lines = compare(now, read_ledger(args.baseline), args.tolerance)
+    print("\n".join(lines))
+    return 1 if any(line.endswith("REGRESSED") for line in lines) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -61,14 +61,15 @@ def tasks_for(name: str, sizes: dict[str, int]) -> list[Task]:
     for split, size in sizes.items():
         seed = GYM_SPLIT_SEEDS[split] + zlib.crc32(name.encode()) % 1000
         for index, entry in enumerate(_gym_dataset(name, seed, size)):
-            tasks.append(Task(id=f"ho-{name}-{split}-{index}", prompt=entry["question"], type=name, split=split,
-                              tags=["heldout"], verifier={"kind": "reasoning_gym", "dataset": name,
-                                                         "seed": seed, "size": size, "index": index}))
+            verifier = {"kind": "reasoning_gym", "dataset": name, "seed": seed, "size": size, "index": index}
+            tasks.append(Task(id=f"ho-{name}-{split}-{index}", prompt=entry["question"], type=name,
+                              split=split, tags=["heldout"], verifier=verifier))
     return tasks
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out", type=Path)
     parser.add_argument("--types", type=int, default=12, help="generators to draw")
     parser.add_argument("--draw", type=int, default=0, help="seed of the draw")

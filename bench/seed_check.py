@@ -99,7 +99,8 @@ def compare(now: list[dict], baseline: list[dict], tolerance: float) -> list[str
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, required=True, help="the ledger to write (resumable)")
     parser.add_argument("--baseline", type=Path, help="a ledger to compare with")
     parser.add_argument("--seeds", nargs="+", help="seed names (default: every seed)")

@@ -16,9 +16,10 @@ API_KEY_ENV = "JITAGENT_API_KEY"
 
 
 def load_model(spec: str = "embedded", slot: str = "default", api_key: str | None = None) -> ModelClient:
-    """`embedded` (the default model), a model name (`qwen2.5-coder-0.5b`, `smollm2-135m`),
-    an OpenAI-compatible URL (optionally `URL#model`), or `scripted` (instant canned replies, for load
-    tests only; `scripted:MS` waits MS milliseconds per call, like a model server on another host).
+    """`embedded` (the default model), a model name (`qwen2.5-coder-0.5b`, `qwen2.5-coder-1.5b`,
+    `smollm2-135m`), an OpenAI-compatible URL (optionally `URL#model`), or `scripted` (instant canned
+    replies, for load tests only; `scripted:MS` waits MS milliseconds per call, like a model server on
+    another host).
     `slot`: an embedded model's own llama.cpp context (see EmbeddedModel).
     `api_key`: sent to an OpenAI-compatible endpoint as a bearer token (default: $JITAGENT_API_KEY)."""
     if spec in ("embedded", "default"):

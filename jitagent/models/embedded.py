@@ -43,8 +43,9 @@ def _load(name: str, n_ctx: int, slot: str = "default"):
 
 
 class EmbeddedModel:
-    """A named embedded model (`qwen2.5-coder-0.5b`, the default, or `smollm2-135m`). `slot` names its
-    llama.cpp context: give the meta-model and the solver different slots to keep both prompt caches warm."""
+    """A named embedded model (`qwen2.5-coder-0.5b`, the default; `qwen2.5-coder-1.5b`, a stronger writer;
+    `smollm2-135m`). `slot` names its llama.cpp context: give the meta-model and the solver different slots
+    to keep both prompt caches warm."""
 
     def __init__(self, name: str = DEFAULT_MODEL, n_ctx: int = 4096, slot: str = "default"):
         self.name = name

@@ -3,12 +3,16 @@
 `Runtime.stream()` is an async generator of the run's `Step`s, then the task's `Verdict`, then the
 `RunResult`; the gRPC server streams these as they happen. It reads top to bottom:
   samples × attempts (reflect on failure) × [decompose → action loop: step = execute(query())]
-then vote, then the task's verifier. A stage kind is a class in its stage's module (memory, planning,
+then vote, then the task's verifier: `stream` → `_answer` (the samples and their vote) → `_attempt` (one
+sample's attempts, their reflections and the harness's check) → `_solve` (decompose, then the action loop,
+each step `_execute(_query())`). A stage kind is a class in its stage's module (memory, planning,
 actions, verify, voting), found by the spec's name for it. The runtime knows nothing of the bank.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import time
 from collections.abc import AsyncIterator
 
@@ -66,10 +70,28 @@ class Runtime:
         finally:  # also when the caller is cancelled mid-run
             workspace.close()
 
+    @staticmethod
+    async def _verdict(run: Run, verify_answer: bool) -> Verdict:
+        if not verify_answer:
+            return Verdict(None, None, "not verified (dry run)")
+        try:
+            return await verify(run.task, run.answer, run.toolbox.workspace)
+        except Exception as exc:  # a verifier that crashes scores 0 and says why; it never stops a run
+            return Verdict(False, 0.0, f"verifier crashed: {type(exc).__name__}: {exc}")
+
     async def _answer(self, run: Run, own_deadline: float) -> None:
         """The samples and their vote; what stops them early is recorded on the run."""
         try:
-            await self._vote(run)
+            samples, answers = run.spec.action.samples, []
+            for sample in range(samples):
+                answer = (await self._attempt(run, sample)).answer
+                if answer is not None:
+                    answers.append(answer)
+                if samples > 1:
+                    await run.emit(Step("sample", text=str(answer), step=sample))
+            chosen = await run.vote.choose(run, answers) if answers else None
+            run.answer = chosen or None
+            await run.emit(Step("vote", text=chosen or "", ok=chosen is not None))
         except (Cancelled, TimeoutError) as exc:
             if run.cancel.deadline == own_deadline and time.monotonic() >= own_deadline:
                 # the harness's own timeout_s: a genuine outcome of the harness, not an infrastructure failure
@@ -83,50 +105,22 @@ class Runtime:
         if run.stop is not None:
             await run.emit(Step("verify", text=run.stop.text, ok=False))
 
-    @staticmethod
-    async def _verdict(run: Run, verify_answer: bool) -> Verdict:
-        if not verify_answer:
-            return Verdict(None, None, "not verified (dry run)")
-        try:
-            return await verify(run.task, run.answer, run.toolbox.workspace)
-        except Exception as exc:  # a verifier that crashes scores 0 and says why; it never stops a run
-            return Verdict(False, 0.0, f"verifier crashed: {type(exc).__name__}: {exc}")
-
-    async def _vote(self, run: Run) -> None:
-        samples, answers = run.spec.action.samples, []
-        for sample in range(samples):
-            answer = (await self._attempt(run, sample)).answer
-            if answer is not None:
-                answers.append(answer)
-            if samples > 1:
-                await run.emit(Step("sample", text=str(answer), step=sample))
-        chosen = await run.vote.choose(run, answers) if answers else None
-        run.answer = chosen or None
-        await run.emit(Step("vote", text=chosen or "", ok=chosen is not None))
-
     async def _attempt(self, run: Run, sample: int) -> Attempt:
         """One sample: attempts until the harness's own check passes, each after a reflection on the last."""
-        attempt = await self._checked(run, sample, 0, lesson="")
-        for number in range(1, run.planning.attempts):
-            if attempt.failure is None:
-                break
-            lesson = await run.planning.reflect(run, attempt, number - 1)
-            attempt = await self._checked(run, sample, number, lesson)
-        return attempt
-
-    async def _checked(self, run: Run, sample: int, number: int, lesson: str) -> Attempt:
-        attempt = await self._solve(run, run.task.prompt, 0, lesson, run.seed + 1000 * sample + number)
-        if attempt.failure is None and attempt.answer is not None:
-            attempt.failure = await run.verify.failure(run, attempt.answer)
-        return attempt
+        lesson = ""
+        for number in itertools.count():
+            attempt = await self._solve(run, run.task.prompt, 0, lesson, run.seed + 1000 * sample + number)
+            if attempt.failure is None and attempt.answer is not None:
+                attempt.failure = await run.verify.failure(run, attempt.answer)
+            if attempt.failure is None or number + 1 >= run.planning.attempts:
+                return attempt
+            lesson = await run.planning.reflect(run, attempt, number)
 
     async def _solve(self, run: Run, prompt: str, depth: int, lesson: str, seed: int) -> Attempt:
-        """The action loop on `prompt`, after what the planning tells it first (sub-agents' answers)."""
-        context = await run.planning.context(run, prompt, depth, seed, self._solve)
-        return await self._converse(run, Conversation(prompt, depth, seed, lesson, plan=context))
-
-    async def _converse(self, run: Run, talk: Conversation) -> Attempt:
-        """The action loop: each step is execute(query()) until one gives the answer."""
+        """The action loop on `prompt`, after what the planning tells it first (sub-agents' answers): each
+        step is execute(query()) until one gives the answer."""
+        context = await run.planning.context(run, prompt, depth, seed, functools.partial(self._solve, run))
+        talk = Conversation(prompt, depth, seed, lesson, plan=context)
         await run.planning.start(run, talk)
         for talk.step in range(run.spec.limits.max_steps):
             await run.planning.revise(run, talk)

@@ -15,8 +15,8 @@ from jitagent.tools import describe_tools
 if TYPE_CHECKING:
     from jitagent.runtime.run import Attempt, Conversation, Run
 
-    # (run, prompt, depth, lesson, seed) -> the attempt of a sub-agent
-    Solve = Callable[[Run, str, int, str, int], Awaitable[Attempt]]
+    # (prompt, depth, lesson, seed) -> the attempt of a sub-agent on the same run
+    Solve = Callable[[str, int, str, int], Awaitable[Attempt]]
 
 
 class Planning(Stage):
@@ -109,7 +109,7 @@ class Decompose(Planning, kind="decompose"):
         solved: list[tuple[str, str]] = []
         for i, sub in enumerate(subtasks):
             known = f"\n\nKnown so far:\n{_qa(solved)}" if solved else ""
-            attempt = await solve(run, sub + known, depth + 1, "", seed + i + 1)
+            attempt = await solve(sub + known, depth + 1, "", seed + i + 1)
             solved.append((sub, attempt.answer or "(no answer)"))
             await run.emit(Step("subtask", text=f"{sub} -> {attempt.answer}", depth=depth + 1, step=i))
         return "Sub-questions already answered:\n" + _qa(solved) if solved else ""

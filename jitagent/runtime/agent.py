@@ -20,11 +20,12 @@ from jitagent.models.base import Cancelled, CancelToken, ModelClient, ModelError
 from jitagent.runtime import prompts
 from jitagent.runtime.actions import Action
 from jitagent.runtime.channel import last_of
+from jitagent.runtime.conversation import Attempt, Conversation
 from jitagent.runtime.events import RunResult, Step, Stop
 from jitagent.runtime.memory import Memory
 from jitagent.runtime.planning import Planning
 from jitagent.runtime.prompts import ControlPrompts
-from jitagent.runtime.run import Attempt, BudgetExceeded, Conversation, Run, StageFailure
+from jitagent.runtime.run import BudgetExceeded, Run, StageFailure
 from jitagent.runtime.verify import Verify
 from jitagent.runtime.voting import Vote
 from jitagent.sandbox import SandboxLimits, Workspace
@@ -131,7 +132,7 @@ class Runtime:
     async def _query(self, run: Run, talk: Conversation) -> str:
         """The model's next reply: the spec's prompts filled for this step, the memory's view, a prefill."""
         await run.memory.fold(run, talk)
-        fields = prompts.template_fields(run, talk)
+        fields = prompts.template_fields(talk, run.toolbox.allowed)
         talk.history[:1] = [prompts.task_message(run.spec.prompts, fields)]
         messages = prompts.system_messages(run.spec.prompts, fields) + await run.memory.view(run, talk)
         prefill = run.action.prefill(run.spec.prompts.prefill, talk.step)

@@ -66,8 +66,10 @@ class Runtime:
             verdict = await self._verdict(run, verify_answer)
             run.cost.wall_s = time.monotonic() - start
             yield verdict
-            yield RunResult(task.id, spec.id, run.answer, verdict.passed, verdict.reward, verdict.detail,
-                            run.cost, run.trajectory, run.error, run.interrupted, run.stop)
+            yield RunResult(task_id=task.id, harness_id=spec.id, answer=run.answer, passed=verdict.passed,
+                            reward=verdict.reward, verdict=verdict.detail, cost=run.cost,
+                            trajectory=run.trajectory, error=run.error, interrupted=run.interrupted,
+                            stop=run.stop)
         finally:  # also when the caller is cancelled mid-run
             workspace.close()
 
@@ -89,22 +91,23 @@ class Runtime:
                 if answer is not None:
                     answers.append(answer)
                 if samples > 1:
-                    await run.emit(Step("sample", text=str(answer), step=sample))
+                    await run.emit(Step(kind="sample", text=str(answer), step=sample))
             chosen = await run.vote.choose(run, answers) if answers else None
             run.answer = chosen or None
-            await run.emit(Step("vote", text=chosen or "", ok=chosen is not None))
+            await run.emit(Step(kind="vote", text=chosen or "", ok=chosen is not None))
         except (Cancelled, TimeoutError) as exc:
             if run.cancel.deadline == own_deadline and time.monotonic() >= own_deadline:
                 # the harness's own timeout_s: a genuine outcome of the harness, not an infrastructure failure
-                run.stop = Stop("timeout", f"harness timeout: limits.timeout_s = {run.spec.limits.timeout_s}")
+                run.stop = Stop(cause="timeout",
+                                text=f"harness timeout: limits.timeout_s = {run.spec.limits.timeout_s}")
             else:
                 run.error, run.interrupted = f"stopped: {exc or 'deadline exceeded'}", True
         except (BudgetExceeded, StageFailure) as exc:  # the harness's own doing: a genuine outcome, not infra
-            run.stop = Stop(exc.cause, f"{type(exc).__name__}: {exc}")
+            run.stop = Stop(cause=exc.cause, text=f"{type(exc).__name__}: {exc}")
         except ModelError as exc:
             run.error = f"model failed: {exc}"
         if run.stop is not None:
-            await run.emit(Step("verify", text=run.stop.text, ok=False))
+            await run.emit(Step(kind="verify", text=run.stop.text, ok=False))
 
     async def _attempt(self, run: Run, sample: int) -> Attempt:
         """One sample: attempts until the harness's own check passes, each after a reflection on the last."""
@@ -143,7 +146,7 @@ class Runtime:
                                         json_schema=run.action.schema(run.toolbox.allowed))
         reply = prefill + generation.text + ("\n```" if prefill.startswith("```") else "")
         run.trajectory.messages.append({"role": "assistant", "content": reply})
-        await run.emit(Step("model", text=reply, step=talk.step, depth=talk.depth,
+        await run.emit(Step(kind="model", text=reply, step=talk.step, depth=talk.depth,
                                   usage=generation.usage, wall_s=generation.wall_s))
         talk.hear(reply)
         return reply
@@ -164,7 +167,7 @@ class Runtime:
             talk.tell(run.prompts.text("first_tool", tool=first))
             return None
         result = await run.call_tool(call)
-        await run.emit(Step("tool", text=result.output, tool=call.tool, ok=result.ok, step=talk.step,
+        await run.emit(Step(kind="tool", text=result.output, tool=call.tool, ok=result.ok, step=talk.step,
                                   depth=talk.depth, wall_s=result.wall_s))
         talk.tool_failed, talk.observation = not result.ok, result.output
         if call.tool in ("python", "shell"):

@@ -67,7 +67,7 @@ class Summary(Memory, kind="summary"):
         part = "user_with_summary" if talk.summary else "user"
         talk.summary = await run.ask("summarize", self.spec.budget, part, summary=talk.summary, history=older)
         del history[1:-2]
-        run.trajectory.events.append(Step("memory", text=talk.summary, step=talk.step))  # not streamed
+        run.trajectory.events.append(Step(kind="memory", text=talk.summary, step=talk.step))  # not streamed
 
     async def view(self, run: RunContext, talk: Conversation) -> list[dict]:
         if not talk.summary:

@@ -37,7 +37,7 @@ class Planning(Stage):
         plan = await self.opening_plan(run, talk)
         if plan is not None:
             talk.plan = plan
-            await run.emit(Step("plan", text=plan, depth=talk.depth))
+            await run.emit(Step(kind="plan", text=plan, depth=talk.depth))
 
     async def opening_plan(self, run: RunContext, talk: Conversation) -> str | None:
         if not run.has_code("planning"):
@@ -51,7 +51,7 @@ class Planning(Stage):
         """What the next attempt should do differently."""
         lesson = await run.ask("reflect", 96, task=run.task.prompt, answer=attempt.answer,
                                problem=attempt.failure)
-        await run.emit(Step("reflection", text=lesson, step=number))
+        await run.emit(Step(kind="reflection", text=lesson, step=number))
         return lesson
 
 
@@ -83,7 +83,7 @@ class Replan(Upfront, kind="replan"):
         if talk.step and talk.step % self.spec.every == 0:
             plan = await self.plan(run, talk.prompt, talk.history)
             talk.tell(f"Revised plan:\n{plan}")
-            await run.emit(Step("plan", text=plan, step=talk.step, depth=talk.depth))
+            await run.emit(Step(kind="plan", text=plan, step=talk.step, depth=talk.depth))
 
 
 class Reflect(Planning, kind="reflect"):
@@ -103,13 +103,13 @@ class Decompose(Planning, kind="decompose"):
             return ""
         text = await run.ask("decompose", 160, task=prompt, max_subtasks=self.spec.max_subtasks)
         subtasks = parsing.numbered_lines(text)[: self.spec.max_subtasks]
-        await run.emit(Step("plan", text=text, depth=depth))
+        await run.emit(Step(kind="plan", text=text, depth=depth))
         solved: list[tuple[str, str]] = []
         for i, sub in enumerate(subtasks):
             known = f"\n\nKnown so far:\n{_qa(solved)}" if solved else ""
             attempt = await solve(sub + known, depth + 1, "", seed + i + 1)
             solved.append((sub, attempt.answer or "(no answer)"))
-            await run.emit(Step("subtask", text=f"{sub} -> {attempt.answer}", depth=depth + 1, step=i))
+            await run.emit(Step(kind="subtask", text=f"{sub} -> {attempt.answer}", depth=depth + 1, step=i))
         return "Sub-questions already answered:\n" + _qa(solved) if solved else ""
 
 

@@ -58,9 +58,10 @@ class Runtime:
         workspace = Workspace(task.files)
         try:
             toolbox = ToolBox(workspace, [t for t in spec.tools.tools if task.allows(t)], self.sandbox)
-            run = Run(spec, task, toolbox, cancel, seed, self.solver,
-                      Memory.for_spec(spec), Planning.for_spec(spec), Action.for_spec(spec),
-                      Verify.for_spec(spec), Vote.for_spec(spec), ControlPrompts(spec.prompts.control))
+            run = Run(spec=spec, task=task, toolbox=toolbox, cancel=cancel, seed=seed, solver=self.solver,
+                      memory=Memory.for_spec(spec), planning=Planning.for_spec(spec),
+                      action=Action.for_spec(spec), verify=Verify.for_spec(spec), vote=Vote.for_spec(spec),
+                      prompts=ControlPrompts(spec.prompts.control))
             async for event in run.events.relay(self._answer(run, own_deadline)):
                 yield event
             verdict = await self._verdict(run, verify_answer)

@@ -33,7 +33,7 @@ class StageFailure(Exception):
     cause = "stage_failure"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Run:
     """One harness run: what it runs with, its stages, and what it spent, did and came to."""
 

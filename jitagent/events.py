@@ -1,7 +1,22 @@
 """What one solve streams, in order, as one typed union from the runtime to the wire: `Routed` (after a
 synthesis: `Retrieved`, each `CandidateChecked`, then `Routed`), `Chosen`, the run's `Step`s and the
 task's `Verdict`, the `BankDecision` where the outcome was admitted, and last the `SolveResult`.
-jitagent.server.convert turns each into its protobuf message."""
+jitagent.server.convert turns each into its protobuf message. All are keyword-only.
+
+Which layer owns which record of a run, and how one becomes the next. A layer imports only those below
+it, so each keeps records of its own rather than one type shared from the runtime to the wire.
+- runtime (jitagent.runtime.events): `RunResult`, what one harness run came to (answer, verdict, reward,
+  `Cost`, `Trajectory`, `Stop`), streamed after its `Step`s.
+- pipeline (here): `SolveResult`, one solve (route, harness, cluster, synthesis), holding the `RunResult`
+  (None where the harness was not executed).
+- bank (harness_bank, which knows nothing of the runtime): the pipeline writes a `RunRecord` of every run
+  it records (`pipeline._record`: answer, trace, tokens, found again when feedback names the run id) and
+  turns a verified `RunResult` into an `Outcome`, the evidence the bank admits (`pipeline.outcome_of`;
+  `RunRecord.outcome` for feedback reported later). The bank sums outcomes per harness into the router's
+  `ArmEvidence`, an aggregate and no longer one run.
+- wire: `server.convert` makes a `pb.SolveResult` (its `pb.RunResult` from the `RunResult`), which the
+  SDK reads as one flat `sdk.Solved`.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +33,7 @@ Route = Literal["exploit", "explore", "synthesized", "fallback"]
 ROUTES: tuple[Route, ...] = ("exploit", "explore", "synthesized", "fallback")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Routed:
     route: Route
     cluster: str
@@ -26,7 +41,7 @@ class Routed:
     arms: tuple[ArmSummary, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Retrieved:
     """Synthesis starts: `text` names the parents it mutates or chooses among."""
 
@@ -34,12 +49,12 @@ class Retrieved:
     arms: tuple[ArmSummary, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Chosen:
     harness: HarnessSpec
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BankDecision:
     cluster: str
     promoted: bool
@@ -50,7 +65,7 @@ class BankDecision:
         return ("promoted: " if self.promoted else "kept incumbent: ") + self.reason
 
 
-@dataclass
+@dataclass(kw_only=True)
 class SolveResult:
     task_id: str
     route: Route

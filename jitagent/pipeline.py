@@ -76,12 +76,13 @@ class JitPipeline:
         if choice.route != "synthesize":
             route: Route = choice.route
             spec = self.spec_of(choice.arm.evidence.harness_id)
-            yield Routed(route, cluster, f"{route} {spec.name} in {cluster}: {choice.reason}", arms)
+            yield Routed(route=route, cluster=cluster, arms=arms,
+                         text=f"{route} {spec.name} in {cluster}: {choice.reason}")
         else:
             parents = [choice.arm] if choice.arm is not None else sorted(
                 choice.arms, key=lambda a: (-a.mean, -a.evidence.similarity))
             specs = [self.spec_of(a.evidence.harness_id) for a in parents]
-            yield Retrieved(", ".join(f"{a.evidence.name} ({a.mean:.2f})" for a in parents), arms)
+            yield Retrieved(text=", ".join(f"{a.evidence.name} ({a.mean:.2f})" for a in parents), arms=arms)
             mutation = choice.arm is not None
             async for item in self.synthesizer.stream(
                     task, specs, {a.evidence.harness_id: a.mean for a in parents}, seed, cancel,
@@ -99,8 +100,9 @@ class JitPipeline:
             else:
                 route, spec = "fallback", self.spec_of((choice.best or parents[0]).evidence.harness_id)
             kind = "mutation of " + choice.arm.evidence.name if mutation else "cold cluster"
-            yield Routed(route, cluster, f"{route} ({kind}; {choice.reason}): {synthesis.reason}", arms)
-        yield Chosen(spec)
+            yield Routed(route=route, cluster=cluster, arms=arms,
+                         text=f"{route} ({kind}; {choice.reason}): {synthesis.reason}")
+        yield Chosen(harness=spec)
         run, verified, admitted = None, False, None
         if execute:
             async for event in self.runtime.stream(spec, task, seed=seed, cancel=cancel, deadline=deadline):
@@ -117,10 +119,12 @@ class JitPipeline:
             decision = await asyncio.to_thread(self._record, run_id, task, spec, route, run, cluster,
                                                delivery, verified)
             if decision is not None:
-                admitted = BankDecision(cluster, decision.promote, decision.reason)
+                admitted = BankDecision(cluster=cluster, promoted=decision.promote, reason=decision.reason)
                 yield admitted
-        yield SolveResult(task.id, route, spec, cluster, synthesis, run, list(arms), cost,
-                          time.monotonic() - start, admitted.text if admitted else "", run_id)
+        yield SolveResult(task_id=task.id, route=route, harness=spec, cluster=cluster, synthesis=synthesis,
+                          run=run, references=list(arms), synthesis_cost=cost,
+                          wall_s=time.monotonic() - start, bank_decision=admitted.text if admitted else "",
+                          run_id=run_id)
 
     async def solve(self, task: Task, **kw) -> SolveResult:
         return await last_of(self.stream(task, **kw), SolveResult)

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from jitagent.nesting import NestingError, json_loads
 from jitagent.spec import format_validation_error
+from jitagent.suites.external import GENERATED
 from jitagent.tools import TOOL_NAMES
 
 SPLITS = ("learn", "score", "final")
@@ -141,17 +142,13 @@ def builtin_suites() -> dict[str, Path]:
 
 
 def suite_names() -> list[str]:
-    from jitagent.suites.external import GENERATED
-
     return sorted([*builtin_suites(), *GENERATED])
 
 
 def load_suite(name_or_path: str, split: str | None = None) -> list[Task]:
-    from jitagent.suites.external import GENERATED
-
     suites = builtin_suites()
     if name_or_path in GENERATED:
-        tasks = GENERATED[name_or_path]()
+        tasks = [Task.model_validate(record) for record in GENERATED[name_or_path]()]
     else:
         path = suites.get(name_or_path) or Path(name_or_path)
         if not path.exists():

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from jitagent.runtime import parsing
-from jitagent.runtime.run import Attempt
-from jitagent.runtime.stage import Stage
+from jitagent.runtime.conversation import Attempt, Conversation
+from jitagent.runtime.stage import RunContext, Stage
 from jitagent.spec import ActionSpec
 from jitagent.tools import ToolResult
 from jitagent.verifiers import code_of
-
-if TYPE_CHECKING:
-    from jitagent.runtime.run import Conversation, Run
 
 
 class Action(Stage):
@@ -46,7 +43,7 @@ class Action(Stage):
         """Whether a reply without a tool call is the answer (else the agent is told to go on)."""
         return parsing.has_final(reply)
 
-    async def answer(self, run: Run, reply: str) -> str:
+    async def answer(self, run: RunContext, reply: str) -> str:
         if run.has_code("answer"):
             return str(await run.run_code({"text": reply}))
         if run.task.verifier.kind == "python_tests":
@@ -66,7 +63,7 @@ class Action(Stage):
             return printed.splitlines()[-1].strip()
         return None
 
-    async def out_of_steps(self, run: Run, talk: Conversation) -> Attempt:
+    async def out_of_steps(self, run: RunContext, talk: Conversation) -> Attempt:
         """The answer once the steps ran out: what the last program printed, or what the last reply says."""
         printed = talk.stdout.strip()
         if self.spec.answer_from == "stdout" and (printed or run.task.verifier.kind != "python_tests"):

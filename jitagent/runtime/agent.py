@@ -3,12 +3,16 @@
 `Runtime.stream()` is an async generator of the run's `Step`s, then the task's `Verdict`, then the
 `RunResult`; the gRPC server streams these as they happen. It reads top to bottom:
   samples × attempts (reflect on failure) × [decompose → action loop: step = execute(query())]
-then vote, then the task's verifier. A stage kind is a class in its stage's module (memory, planning,
+then vote, then the task's verifier: `stream` → `_answer` (the samples and their vote) → `_attempt` (one
+sample's attempts, their reflections and the harness's check) → `_solve` (decompose, then the action loop,
+each step `_execute(_query())`). A stage kind is a class in its stage's module (memory, planning,
 actions, verify, voting), found by the spec's name for it. The runtime knows nothing of the bank.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import time
 from collections.abc import AsyncIterator
 
@@ -16,11 +20,12 @@ from jitagent.models.base import Cancelled, CancelToken, ModelClient, ModelError
 from jitagent.runtime import prompts
 from jitagent.runtime.actions import Action
 from jitagent.runtime.channel import last_of
+from jitagent.runtime.conversation import Attempt, Conversation
 from jitagent.runtime.events import RunResult, Step, Stop
 from jitagent.runtime.memory import Memory
 from jitagent.runtime.planning import Planning
 from jitagent.runtime.prompts import ControlPrompts
-from jitagent.runtime.run import Attempt, BudgetExceeded, Conversation, Run, StageFailure
+from jitagent.runtime.run import BudgetExceeded, Run, StageFailure
 from jitagent.runtime.verify import Verify
 from jitagent.runtime.voting import Vote
 from jitagent.sandbox import SandboxLimits, Workspace
@@ -53,35 +58,21 @@ class Runtime:
         workspace = Workspace(task.files)
         try:
             toolbox = ToolBox(workspace, [t for t in spec.tools.tools if task.allows(t)], self.sandbox)
-            run = Run(spec, task, toolbox, cancel, seed, self.solver,
-                      Memory.for_spec(spec), Planning.for_spec(spec), Action.for_spec(spec),
-                      Verify.for_spec(spec), Vote.for_spec(spec), ControlPrompts(spec.prompts.control))
+            run = Run(spec=spec, task=task, toolbox=toolbox, cancel=cancel, seed=seed, solver=self.solver,
+                      memory=Memory.for_spec(spec), planning=Planning.for_spec(spec),
+                      action=Action.for_spec(spec), verify=Verify.for_spec(spec), vote=Vote.for_spec(spec),
+                      prompts=ControlPrompts(spec.prompts.control))
             async for event in run.events.relay(self._answer(run, own_deadline)):
                 yield event
             verdict = await self._verdict(run, verify_answer)
             run.cost.wall_s = time.monotonic() - start
             yield verdict
-            yield RunResult(task.id, spec.id, run.answer, verdict.passed, verdict.reward, verdict.detail,
-                            run.cost, run.trajectory, run.error, run.interrupted, run.stop)
+            yield RunResult(task_id=task.id, harness_id=spec.id, answer=run.answer, passed=verdict.passed,
+                            reward=verdict.reward, verdict=verdict.detail, cost=run.cost,
+                            trajectory=run.trajectory, error=run.error, interrupted=run.interrupted,
+                            stop=run.stop)
         finally:  # also when the caller is cancelled mid-run
             workspace.close()
-
-    async def _answer(self, run: Run, own_deadline: float) -> None:
-        """The samples and their vote; what stops them early is recorded on the run."""
-        try:
-            await self._vote(run)
-        except (Cancelled, TimeoutError) as exc:
-            if run.cancel.deadline == own_deadline and time.monotonic() >= own_deadline:
-                # the harness's own timeout_s: a genuine outcome of the harness, not an infrastructure failure
-                run.stop = Stop("timeout", f"harness timeout: limits.timeout_s = {run.spec.limits.timeout_s}")
-            else:
-                run.error, run.interrupted = f"stopped: {exc or 'deadline exceeded'}", True
-        except (BudgetExceeded, StageFailure) as exc:  # the harness's own doing: a genuine outcome, not infra
-            run.stop = Stop(exc.cause, f"{type(exc).__name__}: {exc}")
-        except ModelError as exc:
-            run.error = f"model failed: {exc}"
-        if run.stop is not None:
-            await run.emit(Step("verify", text=run.stop.text, ok=False))
 
     @staticmethod
     async def _verdict(run: Run, verify_answer: bool) -> Verdict:
@@ -92,41 +83,49 @@ class Runtime:
         except Exception as exc:  # a verifier that crashes scores 0 and says why; it never stops a run
             return Verdict(False, 0.0, f"verifier crashed: {type(exc).__name__}: {exc}")
 
-    async def _vote(self, run: Run) -> None:
-        samples, answers = run.spec.action.samples, []
-        for sample in range(samples):
-            answer = (await self._attempt(run, sample)).answer
-            if answer is not None:
-                answers.append(answer)
-            if samples > 1:
-                await run.emit(Step("sample", text=str(answer), step=sample))
-        chosen = await run.vote.choose(run, answers) if answers else None
-        run.answer = chosen or None
-        await run.emit(Step("vote", text=chosen or "", ok=chosen is not None))
+    async def _answer(self, run: Run, own_deadline: float) -> None:
+        """The samples and their vote; what stops them early is recorded on the run."""
+        try:
+            samples, answers = run.spec.action.samples, []
+            for sample in range(samples):
+                answer = (await self._attempt(run, sample)).answer
+                if answer is not None:
+                    answers.append(answer)
+                if samples > 1:
+                    await run.emit(Step(kind="sample", text=str(answer), step=sample))
+            chosen = await run.vote.choose(run, answers) if answers else None
+            run.answer = chosen or None
+            await run.emit(Step(kind="vote", text=chosen or "", ok=chosen is not None))
+        except (Cancelled, TimeoutError) as exc:
+            if run.cancel.deadline == own_deadline and time.monotonic() >= own_deadline:
+                # the harness's own timeout_s: a genuine outcome of the harness, not an infrastructure failure
+                run.stop = Stop(cause="timeout",
+                                text=f"harness timeout: limits.timeout_s = {run.spec.limits.timeout_s}")
+            else:
+                run.error, run.interrupted = f"stopped: {exc or 'deadline exceeded'}", True
+        except (BudgetExceeded, StageFailure) as exc:  # the harness's own doing: a genuine outcome, not infra
+            run.stop = Stop(cause=exc.cause, text=f"{type(exc).__name__}: {exc}")
+        except ModelError as exc:
+            run.error = f"model failed: {exc}"
+        if run.stop is not None:
+            await run.emit(Step(kind="verify", text=run.stop.text, ok=False))
 
     async def _attempt(self, run: Run, sample: int) -> Attempt:
         """One sample: attempts until the harness's own check passes, each after a reflection on the last."""
-        attempt = await self._checked(run, sample, 0, lesson="")
-        for number in range(1, run.planning.attempts):
-            if attempt.failure is None:
-                break
-            lesson = await run.planning.reflect(run, attempt, number - 1)
-            attempt = await self._checked(run, sample, number, lesson)
-        return attempt
-
-    async def _checked(self, run: Run, sample: int, number: int, lesson: str) -> Attempt:
-        attempt = await self._solve(run, run.task.prompt, 0, lesson, run.seed + 1000 * sample + number)
-        if attempt.failure is None and attempt.answer is not None:
-            attempt.failure = await run.verify.failure(run, attempt.answer)
-        return attempt
+        lesson = ""
+        for number in itertools.count():
+            attempt = await self._solve(run, run.task.prompt, 0, lesson, run.seed + 1000 * sample + number)
+            if attempt.failure is None and attempt.answer is not None:
+                attempt.failure = await run.verify.failure(run, attempt.answer)
+            if attempt.failure is None or number + 1 >= run.planning.attempts:
+                return attempt
+            lesson = await run.planning.reflect(run, attempt, number)
 
     async def _solve(self, run: Run, prompt: str, depth: int, lesson: str, seed: int) -> Attempt:
-        """The action loop on `prompt`, after what the planning tells it first (sub-agents' answers)."""
-        context = await run.planning.context(run, prompt, depth, seed, self._solve)
-        return await self._converse(run, Conversation(prompt, depth, seed, lesson, plan=context))
-
-    async def _converse(self, run: Run, talk: Conversation) -> Attempt:
-        """The action loop: each step is execute(query()) until one gives the answer."""
+        """The action loop on `prompt`, after what the planning tells it first (sub-agents' answers): each
+        step is execute(query()) until one gives the answer."""
+        context = await run.planning.context(run, prompt, depth, seed, functools.partial(self._solve, run))
+        talk = Conversation(prompt, depth, seed, lesson, plan=context)
         await run.planning.start(run, talk)
         for talk.step in range(run.spec.limits.max_steps):
             await run.planning.revise(run, talk)
@@ -137,7 +136,7 @@ class Runtime:
     async def _query(self, run: Run, talk: Conversation) -> str:
         """The model's next reply: the spec's prompts filled for this step, the memory's view, a prefill."""
         await run.memory.fold(run, talk)
-        fields = prompts.template_fields(run, talk)
+        fields = prompts.template_fields(talk, run.toolbox.allowed)
         talk.history[:1] = [prompts.task_message(run.spec.prompts, fields)]
         messages = prompts.system_messages(run.spec.prompts, fields) + await run.memory.view(run, talk)
         prefill = run.action.prefill(run.spec.prompts.prefill, talk.step)
@@ -148,7 +147,7 @@ class Runtime:
                                         json_schema=run.action.schema(run.toolbox.allowed))
         reply = prefill + generation.text + ("\n```" if prefill.startswith("```") else "")
         run.trajectory.messages.append({"role": "assistant", "content": reply})
-        await run.emit(Step("model", text=reply, step=talk.step, depth=talk.depth,
+        await run.emit(Step(kind="model", text=reply, step=talk.step, depth=talk.depth,
                                   usage=generation.usage, wall_s=generation.wall_s))
         talk.hear(reply)
         return reply
@@ -169,7 +168,7 @@ class Runtime:
             talk.tell(run.prompts.text("first_tool", tool=first))
             return None
         result = await run.call_tool(call)
-        await run.emit(Step("tool", text=result.output, tool=call.tool, ok=result.ok, step=talk.step,
+        await run.emit(Step(kind="tool", text=result.output, tool=call.tool, ok=result.ok, step=talk.step,
                                   depth=talk.depth, wall_s=result.wall_s))
         talk.tool_failed, talk.observation = not result.ok, result.output
         if call.tool in ("python", "shell"):

@@ -1,4 +1,11 @@
-"""What the agent loop records and yields as it works: its steps, then its result."""
+"""What the agent loop records and yields as it works: its steps, then its result.
+
+The runtime owns these records: a `Step` as each thing happens, then one `RunResult` with the run's
+`Cost`, `Trajectory` and what stopped it (`Stop`). The layers above build their own from a `RunResult`
+and never the reverse (jitagent.events tells how): the pipeline's `SolveResult` holds it, the bank's
+`Outcome` and `RunRecord` are made of its facts. All are keyword-only: neighbouring fields share a type
+(`prompt_tokens`, `completion_tokens`), so a positional swap would pass silently.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +17,7 @@ from jitagent.usage import Usage
 StepKind = Literal["plan", "model", "tool", "memory", "reflection", "subtask", "sample", "vote", "verify"]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Step:
     """One thing a run did; `kind` says which (the task's verdict is not a step: verifiers.Verdict)."""
 
@@ -24,7 +31,7 @@ class Step:
     wall_s: float = 0.0
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Cost:
     """Tokens and wall time; None tokens mean unknown."""
 
@@ -49,13 +56,13 @@ class Cost:
         return self.usage.total
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Trajectory:
     messages: list[dict] = field(default_factory=list)
     events: list[Step] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Stop:
     """The harness's own limit or code ended the run: a genuine outcome, not an infrastructure failure."""
 
@@ -63,7 +70,7 @@ class Stop:
     text: str  # as the run's `verify` step says it
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RunResult:
     task_id: str
     harness_id: str

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import collections
 import re
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
+from jitagent.runtime.conversation import Conversation
 from jitagent.runtime.events import Step
-from jitagent.runtime.stage import Stage
+from jitagent.runtime.stage import RunContext, Stage
 from jitagent.spec import HarnessSpec, MemorySpec
-
-if TYPE_CHECKING:
-    from jitagent.runtime.run import Conversation, Run
 
 CLIP = 400  # characters of one older message that a summary or a recall reads
 
@@ -29,10 +27,10 @@ class Memory(Stage):
             return CodeMemory(spec.memory)
         return super().for_spec(spec)
 
-    async def fold(self, run: Run, talk: Conversation) -> None:
+    async def fold(self, run: RunContext, talk: Conversation) -> None:
         """Before a step: compact the history for good."""
 
-    async def view(self, run: Run, talk: Conversation) -> list[dict]:
+    async def view(self, run: RunContext, talk: Conversation) -> list[dict]:
         """The messages the model sees this step, the task message first."""
         return talk.history
 
@@ -44,14 +42,14 @@ class Full(Memory, kind="full"):
 class Window(Memory, kind="window"):
     """The task and the last `window` messages."""
 
-    async def view(self, run: Run, talk: Conversation) -> list[dict]:
+    async def view(self, run: RunContext, talk: Conversation) -> list[dict]:
         return recent(talk.history, self.spec.window)
 
 
 class Notes(Memory, kind="notes"):
     """The window, and under the task every `NOTE:` line the model wrote."""
 
-    async def view(self, run: Run, talk: Conversation) -> list[dict]:
+    async def view(self, run: RunContext, talk: Conversation) -> list[dict]:
         view = recent(talk.history, self.spec.window)
         if not talk.notes:
             return view
@@ -61,7 +59,7 @@ class Notes(Memory, kind="notes"):
 class Summary(Memory, kind="summary"):
     """Every `every` steps all but the last turn fold into a running summary, shown under the task."""
 
-    async def fold(self, run: Run, talk: Conversation) -> None:
+    async def fold(self, run: RunContext, talk: Conversation) -> None:
         history = talk.history
         if not (talk.step and talk.step % self.spec.every == 0 and len(history) > 3):
             return
@@ -69,9 +67,9 @@ class Summary(Memory, kind="summary"):
         part = "user_with_summary" if talk.summary else "user"
         talk.summary = await run.ask("summarize", self.spec.budget, part, summary=talk.summary, history=older)
         del history[1:-2]
-        run.trajectory.events.append(Step("memory", text=talk.summary, step=talk.step))  # not streamed
+        run.trajectory.events.append(Step(kind="memory", text=talk.summary, step=talk.step))  # not streamed
 
-    async def view(self, run: Run, talk: Conversation) -> list[dict]:
+    async def view(self, run: RunContext, talk: Conversation) -> list[dict]:
         if not talk.summary:
             return talk.history
         return under_task(talk.history, f"Summary of earlier steps:\n{talk.summary}")
@@ -82,7 +80,7 @@ class Retrieval(Memory, kind="retrieval"):
     the most, and the rarest, words with the task and the latest message), up to `budget` words, in the
     order they came."""
 
-    async def view(self, run: Run, talk: Conversation) -> list[dict]:
+    async def view(self, run: RunContext, talk: Conversation) -> list[dict]:
         view = recent(talk.history, self.spec.window)
         older = talk.history[1:][: -self.spec.window]
         recalled = self.recall(older, f"{talk.prompt}\n{talk.history[-1]['content']}")
@@ -108,7 +106,7 @@ class Retrieval(Memory, kind="retrieval"):
 class CodeMemory(Memory):
     """A spec's `code` section computes the view, in the sandbox, in place of the kind's."""
 
-    async def view(self, run: Run, talk: Conversation) -> list[dict]:
+    async def view(self, run: RunContext, talk: Conversation) -> list[dict]:
         return list(await run.run_code({"messages": talk.history}))
 
 

@@ -6,23 +6,20 @@ from __future__ import annotations
 import collections
 from functools import cache
 from importlib import resources
-from typing import TYPE_CHECKING
 
 from jitagent.nesting import yaml_load
+from jitagent.runtime.conversation import Conversation
 from jitagent.spec import CONTROL_PROMPTS, Prompts
 from jitagent.tools import describe_tools
-
-if TYPE_CHECKING:
-    from jitagent.runtime.run import Conversation, Run
 
 
 def fill(template: str, fields: dict[str, object]) -> str:
     return template.format_map(collections.defaultdict(str, fields))
 
 
-def template_fields(run: Run, talk: Conversation) -> dict[str, str]:
-    """A value, as of this step, for every field a spec's templates may use (`spec.TEMPLATE_FIELDS`)."""
-    tools = run.toolbox.allowed
+def template_fields(talk: Conversation, tools: list[str]) -> dict[str, str]:
+    """A value, as of this step, for every field a spec's templates may use (`spec.TEMPLATE_FIELDS`);
+    `tools`: those the run allows."""
     return {"task": talk.prompt, "tools": describe_tools(tools) if tools else "(none)", "plan": talk.plan,
             "notes": "\n".join(f"- {note}" for note in talk.notes), "summary": talk.summary,
             "observation": talk.observation, "step": str(talk.step + 1), "reflection": talk.lesson}

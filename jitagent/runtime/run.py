@@ -1,26 +1,24 @@
-"""The state of one harness run, shared by its stages and sub-agents, and the calls they make through it."""
+"""The state of one harness run, shared by its stages and sub-agents, and the calls they make through it
+(the stages see it as `stage.RunContext`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from jitagent.models.base import Cancelled, CancelToken, Generation, ModelClient
+from jitagent.runtime.actions import Action
 from jitagent.runtime.channel import EventChannel
 from jitagent.runtime.events import Cost, Step, Stop, Trajectory
+from jitagent.runtime.memory import Memory
 from jitagent.runtime.parsing import ToolCall
+from jitagent.runtime.planning import Planning
+from jitagent.runtime.prompts import ControlPrompts
 from jitagent.runtime.stage_code import StageCodeError, call_stage
+from jitagent.runtime.verify import Verify
+from jitagent.runtime.voting import Vote
 from jitagent.spec import HarnessSpec
 from jitagent.tasks import Task
 from jitagent.tools import ToolBox, ToolResult
-
-if TYPE_CHECKING:
-    from jitagent.runtime.actions import Action
-    from jitagent.runtime.memory import Memory
-    from jitagent.runtime.planning import Planning
-    from jitagent.runtime.prompts import ControlPrompts
-    from jitagent.runtime.verify import Verify
-    from jitagent.runtime.voting import Vote
 
 PER_CALL_TOKENS = 384
 
@@ -35,41 +33,7 @@ class StageFailure(Exception):
     cause = "stage_failure"
 
 
-@dataclass
-class Attempt:
-    answer: str | None
-    failure: str | None = None  # what went wrong, for a reflection
-
-
-@dataclass
-class Conversation:
-    """One action loop: its messages, and what its stages keep from step to step."""
-
-    prompt: str
-    depth: int
-    seed: int
-    lesson: str = ""  # the reflection on a failed earlier attempt
-    plan: str = ""
-    history: list[dict] = field(default_factory=list)  # the task message first
-    notes: list[str] = field(default_factory=list)  # the model's `NOTE:` lines
-    summary: str = ""
-    observation: str = ""  # the last tool call's output
-    stdout: str = ""  # the last program's
-    reply: str = ""  # the model's last
-    tool_failed: bool = False
-    step: int = 0
-
-    def hear(self, reply: str) -> None:
-        self.reply = reply
-        self.history.append({"role": "assistant", "content": reply})
-        self.notes += [line.split(":", 1)[1].strip() for line in reply.splitlines()
-                       if line.upper().startswith("NOTE:")]
-
-    def tell(self, text: str) -> None:
-        self.history.append({"role": "user", "content": text})
-
-
-@dataclass
+@dataclass(kw_only=True)
 class Run:
     """One harness run: what it runs with, its stages, and what it spent, did and came to."""
 

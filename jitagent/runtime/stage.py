@@ -1,10 +1,36 @@
-"""What every stage kind shares: it is found by the name the spec uses."""
+"""What every stage kind shares: it is found by the name the spec uses, and it works through the part of
+its run that `RunContext` names (runtime.run.Run is one; the stages never import it, so the run can hold
+them without an import cycle)."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
+from jitagent.models.base import CancelToken
+from jitagent.runtime.events import Step, Trajectory
+from jitagent.runtime.prompts import ControlPrompts
 from jitagent.spec import HarnessSpec
+from jitagent.tasks import Task
+from jitagent.tools import ToolBox
+
+
+class RunContext(Protocol):
+    """What a stage may use of its run: the task, the tools, the control prompts, the record, and the
+    calls it makes (the model through `ask`, the spec's code section through `run_code`)."""
+
+    task: Task
+    toolbox: ToolBox
+    cancel: CancelToken
+    prompts: ControlPrompts
+    trajectory: Trajectory
+
+    async def emit(self, event: Step) -> None: ...
+
+    def has_code(self, stage: str) -> bool: ...
+
+    async def run_code(self, args: dict) -> Any: ...
+
+    async def ask(self, prompt: str, max_tokens: int, user: str = "user", **fields: object) -> str: ...
 
 
 class Stage:

@@ -3,15 +3,12 @@ verifier). A failure is fed to the next attempt's reflection. One class per kind
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
-from jitagent.runtime.stage import Stage
+from jitagent.runtime.stage import RunContext, Stage
 from jitagent.sandbox import sandbox_python
 from jitagent.spec import ActionSpec
 from jitagent.verifiers import code_of
-
-if TYPE_CHECKING:
-    from jitagent.runtime.run import Run
 
 
 class Verify(Stage):
@@ -21,7 +18,7 @@ class Verify(Stage):
     section, field = "action", "verify"
     spec: ActionSpec
 
-    async def failure(self, run: Run, answer: str) -> str | None:
+    async def failure(self, run: RunContext, answer: str) -> str | None:
         """What is wrong with `answer`, or None."""
         return None
 
@@ -33,7 +30,7 @@ class NoCheck(Verify, kind="none"):
 class SelfCheck(Verify, kind="self_check"):
     """The model judges the answer correct or wrong."""
 
-    async def failure(self, run: Run, answer: str) -> str | None:
+    async def failure(self, run: RunContext, answer: str) -> str | None:
         text = await run.ask("self_check", 48, task=run.task.prompt, answer=answer)
         return None if "WRONG" not in text.upper() else f"self-check: {text.strip()}"
 
@@ -41,7 +38,7 @@ class SelfCheck(Verify, kind="self_check"):
 class RunTests(Verify, kind="run_tests"):
     """The answer's code runs with the task's public tests, in the sandbox."""
 
-    async def failure(self, run: Run, answer: str) -> str | None:
+    async def failure(self, run: RunContext, answer: str) -> str | None:
         program = code_of(answer) + "\n\n" + (run.task.public_tests or "")
         if not program.strip():
             return None

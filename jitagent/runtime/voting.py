@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import collections
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from jitagent.runtime import parsing
-from jitagent.runtime.stage import Stage
+from jitagent.runtime.stage import RunContext, Stage
 from jitagent.spec import ActionSpec
-
-if TYPE_CHECKING:
-    from jitagent.runtime.run import Run
 
 
 class Vote(Stage):
@@ -18,7 +15,7 @@ class Vote(Stage):
     section, field = "action", "vote"
     spec: ActionSpec
 
-    async def choose(self, run: Run, answers: list[str]) -> str:
+    async def choose(self, run: RunContext, answers: list[str]) -> str:
         """One of `answers` (at least one)."""
         raise NotImplementedError
 
@@ -26,7 +23,7 @@ class Vote(Stage):
 class Majority(Vote, kind="majority"):
     """The most common answer, numbers and case normalised; the first given among the tied."""
 
-    async def choose(self, run: Run, answers: list[str]) -> str:
+    async def choose(self, run: RunContext, answers: list[str]) -> str:
         counts = collections.Counter(parsing.normalize_vote(a) for a in answers)
         best = counts.most_common(1)[0][0]
         return next(a for a in answers if parsing.normalize_vote(a) == best)
@@ -35,7 +32,7 @@ class Majority(Vote, kind="majority"):
 class Judge(Majority, kind="judge"):
     """The model picks among answers that differ."""
 
-    async def choose(self, run: Run, answers: list[str]) -> str:
+    async def choose(self, run: RunContext, answers: list[str]) -> str:
         if len(set(answers)) == 1:
             return await super().choose(run, answers)
         listing = "\n".join(f"{i + 1}. {a}" for i, a in enumerate(answers))

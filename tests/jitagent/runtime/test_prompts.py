@@ -1,9 +1,7 @@
 """What the model is told: a spec's templates filled each step, and the runtime's control prompts."""
 
-from types import SimpleNamespace
-
+from jitagent.runtime.conversation import Conversation
 from jitagent.runtime.prompts import ControlPrompts, default_control_prompts, template_fields
-from jitagent.runtime.run import Conversation
 from jitagent.spec import CONTROL_PROMPTS, TEMPLATE_FIELDS
 from jitagent.tasks import Task
 
@@ -18,8 +16,7 @@ def test_the_default_control_prompts_have_every_part():
 
 
 def test_every_template_field_has_a_value():
-    run = SimpleNamespace(toolbox=SimpleNamespace(allowed=[]))
-    assert set(template_fields(run, Conversation("task", depth=0, seed=0))) == TEMPLATE_FIELDS
+    assert set(template_fields(Conversation("task", depth=0, seed=0), tools=[])) == TEMPLATE_FIELDS
 
 
 def test_a_spec_replaces_one_part_of_a_control_prompt(solve, seed_with):

@@ -18,7 +18,8 @@ def test_a_failing_code_section_is_a_typed_stage_failure(solve, seed_with):
 def test_the_token_budget_is_a_typed_stop(solve, seed_with):
     spec = seed_with("codeact", limits={"max_tokens": 20})
     result, _ = solve(spec, ADD, ["```python\nprint('a b c d e f g h i j k l')\n```"])
-    assert result.stop == Stop("budget", "BudgetExceeded: token budget exhausted (limits.max_tokens = 20)")
+    assert result.stop == Stop(cause="budget",
+                               text="BudgetExceeded: token budget exhausted (limits.max_tokens = 20)")
     assert result.error is None and not result.interrupted
 
 

@@ -21,30 +21,31 @@ def converted(event) -> tuple[str, object]:
 
 
 def test_routing_and_synthesis_events_keep_their_fields():
-    which, routed = converted(Routed("explore", "type:x", "why", (ARM,)))
+    which, routed = converted(Routed(route="explore", cluster="type:x", text="why", arms=(ARM,)))
     assert which == "routed" and routed.route == pb.ROUTE_EXPLORE and routed.cluster == "type:x"
     arm = routed.arms[0]
     assert (arm.harness_id, arm.posterior_mean, arm.runs) == (DIRECT.id, 0.75, 2)
     assert not arm.HasField("mean_tokens")  # unknown
-    assert converted(Retrieved("direct (0.75)", (ARM,)))[1].arms[0].name == "direct"
+    assert converted(Retrieved(text="direct (0.75)", arms=(ARM,)))[1].arms[0].name == "direct"
     assert converted(CandidateChecked(1, 0, "")) == ("candidate",
                                                      pb.CandidateChecked(index=1, ok=True, text="valid"))
     which, repaired = converted(CandidateChecked(1, 2, "[spec] bad"))
     assert which == "repaired" and not repaired.ok and repaired.text == "[spec] bad"
-    assert converted(Chosen(DIRECT)) == ("chosen", pb.Chosen(harness_id=DIRECT.id, name="direct"))
+    assert converted(Chosen(harness=DIRECT)) == ("chosen", pb.Chosen(harness_id=DIRECT.id, name="direct"))
 
 
 def test_run_events_and_the_result():
-    which, step = converted(Step("tool", "x" * (MAX_EVENT_TEXT + 5), tool="python", ok=False, step=2,
-                                 depth=1))
+    which, step = converted(Step(kind="tool", text="x" * (MAX_EVENT_TEXT + 5), tool="python", ok=False,
+                                 step=2, depth=1))
     assert which == "step" and step.kind == pb.STEP_KIND_TOOL and len(step.text) == MAX_EVENT_TEXT
     assert (step.tool, step.ok, step.step, step.depth) == ("python", False, 2, 1)
     unverified = converted(Verdict(None, None, "no verifier"))[1]
     assert not unverified.HasField("passed") and unverified.text == "no verifier"
     assert converted(Verdict(True, 1.0, "ok"))[1].passed
-    decision = converted(BankDecision("type:x", True, "first harness"))
+    decision = converted(BankDecision(cluster="type:x", promoted=True, reason="first harness"))
     assert decision == ("bank", pb.BankDecision(cluster="type:x", text="promoted: first harness"))
-    result = SolveResult("t", "exploit", DIRECT, "type:x", None, None, [ARM], SynthesisCost(), 0.5, "",
-                         "run-1")
+    result = SolveResult(task_id="t", route="exploit", harness=DIRECT, cluster="type:x", synthesis=None,
+                         run=None, references=[ARM], synthesis_cost=SynthesisCost(), wall_s=0.5,
+                         run_id="run-1")
     which, solved = converted(result)
     assert which == "result" and solved.synthesis.harness.id == DIRECT.id and not solved.HasField("run")

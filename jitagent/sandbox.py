@@ -30,6 +30,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from jitagent import beneath
 from jitagent.sandbox_host import (
     RunCgroup,
     leased_uid,
@@ -125,40 +126,31 @@ class Workspace:
         self.disk_mb = disk_mb
         self.disk_capped = mount_capped(self.root, disk_mb, DISK_INODES)
         self.path = self.root / "ws"
+        # held open for the workspace's life: the server works beneath them, never by a host path
+        self._root_fd: int | None = None
+        self._fd: int | None = None
         try:
+            self._root_fd = os.open(self.root, beneath.DIRECTORY)
             self.path.mkdir()
+            self._fd = os.open(self.path, beneath.DIRECTORY)
             for name, content in (files or {}).items():
                 self.write(name, content)
         except BaseException:
             self.close()  # a file that cannot be written leaves no workspace behind
             raise
 
-    def resolve(self, relative: str) -> Path:
-        """A path inside the workspace, or ValueError for one that escapes it."""
-        if "\0" in relative:
-            raise ValueError(f"path {relative!r} contains a NUL byte")
-        if self.path.is_symlink() or not self.path.is_dir():
-            raise ValueError("the workspace directory was replaced; refusing to follow it")
-        base = self.path.resolve()
-        target = (base / relative).resolve()
-        if target != base and not target.is_relative_to(base):
-            raise ValueError(f"path {relative!r} is outside the workspace")
-        return target
-
-    # The server's own reads and writes of a workspace a run has had its hands on: regular files
-    # only, opened without blocking or following a link, and bounded; blocking, so call them from a
-    # worker thread when a run may have touched the workspace.
-    def write(self, relative: str, content: str) -> Path:
-        target = self.resolve(relative)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd = _open_regular(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, relative)
+    # The server's own reads and writes of a workspace a run has had its hands on: beneath the
+    # workspace by construction (`jitagent.beneath`: no link followed, whatever a run does meanwhile),
+    # regular files only, never blocking, bounded. PathError names the path as the caller gave it.
+    # Blocking, so call them from a worker thread when a run may have touched the workspace.
+    def write(self, relative: str, content: str) -> None:
+        fd = beneath.open_file(self._fd, relative, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(content)
-        return target
 
     def read_text(self, relative: str, limit: int) -> tuple[str, bool]:
         """At most `limit` characters of a file, and whether there was more."""
-        fd = _open_regular(self.resolve(relative), os.O_RDONLY, relative)
+        fd = beneath.open_file(self._fd, relative, os.O_RDONLY)
         with os.fdopen(fd, "rb") as f:
             data = f.read(4 * limit + 4)  # a UTF-8 character is at most 4 bytes
         text = data.decode(errors="replace")
@@ -167,35 +159,37 @@ class Workspace:
     def list_names(self, relative: str, limit: int) -> tuple[list[str], int]:
         """The first `limit` entries of a directory, sorted (a trailing / marks a directory), and how many
         there are."""
-        with os.scandir(self.resolve(relative)) as entries:
-            names = sorted(e.name + ("/" if e.is_dir(follow_symlinks=False) else "") for e in entries)
+        fd = beneath.open_dir(self._fd, relative)
+        try:
+            with os.scandir(fd) as entries:
+                names = sorted(e.name + ("/" if e.is_dir(follow_symlinks=False) else "") for e in entries)
+        finally:
+            os.close(fd)
         return names[:limit], len(names)
 
     def _hand_over(self, uid: int | None) -> None:
         """Give the workspace's tree to the run's uid; lchown, so a planted symlink redirects nothing."""
         if uid is None:
             return
-        for directory, dirs, files in os.walk(self.root):
-            for name in [*dirs, *files]:
-                os.chown(os.path.join(directory, name), uid, uid, follow_symlinks=False)
-        os.chown(self.root, uid, uid)
-        os.chmod(self.root, 0o700)
+        beneath.chown_all(self._root_fd, uid)
+        os.fchown(self._root_fd, uid, uid)
+        os.fchmod(self._root_fd, 0o700)
 
     def _clear_scratch(self) -> None:
         """A run's /tmp vanishes with it: everything on the workspace's disk but the workspace."""
-        for entry in os.scandir(self.root):
-            if entry.name == self.path.name:
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path, ignore_errors=True)
-            else:
-                os.unlink(entry.path)
+        for name in os.listdir(self._root_fd):
+            if name != self.path.name:
+                beneath.remove(self._root_fd, name)
 
     async def run(self, argv: list[str], limits: SandboxLimits | None = None, stdin: str | None = None,
                   deadline: float | None = None) -> ExecResult:
         return await run_confined(argv, self, limits or SandboxLimits(), stdin=stdin, deadline=deadline)
 
     def close(self) -> None:
+        for fd in (self._fd, self._root_fd):
+            if fd is not None:
+                os.close(fd)
+        self._fd = self._root_fd = None
         remove_tree(self.root)
 
     def __enter__(self) -> Workspace:
@@ -212,14 +206,6 @@ def _check_own_directory(path: Path) -> None:
     info = os.lstat(path)
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
         raise RuntimeError(f"{path} is not a directory of this user's that only it can write; remove it")
-
-
-def _open_regular(path: Path, flags: int, name: str) -> int:
-    fd = os.open(path, flags | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise ValueError(f"{name!r} is not a regular file")
-    return fd
 
 
 def reclaim_leftovers() -> list[str]:

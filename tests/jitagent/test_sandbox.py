@@ -20,7 +20,7 @@ from jitagent.sandbox import (
     reclaim_leftovers,
     sandbox_python,
 )
-from jitagent.sandbox_host import is_root, owner_tag
+from jitagent.sandbox_host import is_root, owner_tag, remove_tree
 from jitagent.tools import ToolBox
 
 LIMITS = SandboxLimits(wall_s=4, cpu_s=3, memory_mb=256, processes=16)
@@ -166,3 +166,19 @@ def test_a_workspaces_directory_planted_by_someone_else_is_refused(tmp_path, mon
     monkeypatch.setattr(sandbox, "WORKSPACES", planted)
     with pytest.raises(RuntimeError, match="only it can write"):
         Workspace()
+
+
+def test_a_tree_too_deep_for_a_path_is_removed_off_a_tmpfs_too(tmp_path):
+    """Without root a workspace has no tmpfs to unmount: its tree is removed entry by entry."""
+    top = tmp_path / "deep"
+    top.mkdir()
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(3000):  # 6,000 characters of path: deeper than PATH_MAX and the recursion limit
+        os.mkdir("d", dir_fd=fd)
+        os.symlink("/etc", "link", dir_fd=fd)
+        child = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = child
+    os.close(fd)
+    remove_tree(top)
+    assert not top.exists() and os.path.exists("/etc/passwd")

@@ -1,13 +1,13 @@
 """Run untrusted code (tool calls, harness `code` sections, tests) confined to a workspace.
 
 With bubblewrap (`bwrap`) and root, every run gets its own user, PID, mount, network, IPC and UTS
-namespaces and a fresh /proc; a host uid no other run holds; the system directories read-only and
-nothing else of the host; its workspace at /tmp/ws on a size-capped tmpfs that also holds its /tmp;
-memory and process count capped for the whole run by cgroups; rlimits on CPU seconds, address
-space, file size and open files; death with its parent. The host kills it on the wall clock and
-bounds its output. Without bwrap, `sandbox_exec.py` applies what the kernel allows (the fallback).
-`ExecResult.confinement` lists what applied. The launcher is its own single-threaded process, so
-spawning is safe from a threaded gRPC server.
+namespaces and a fresh /proc; a seccomp filter (`jitagent.seccomp`); a host uid no other run holds;
+the system directories read-only and nothing else of the host; its workspace at /tmp/ws on a
+size-capped tmpfs that also holds its /tmp; memory and process count capped for the whole run by
+cgroups; rlimits on CPU seconds, address space, file size and open files; death with its parent.
+The host kills it on the wall clock and bounds its output. Without bwrap, `sandbox_exec.py`
+applies what the kernel allows (the fallback). `ExecResult.confinement` lists what applied. The
+launcher is its own single-threaded process, so spawning is safe from a threaded gRPC server.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from jitagent import beneath
+from jitagent import beneath, seccomp
 from jitagent.sandbox_host import (
     RunCgroup,
     leased_uid,
@@ -49,9 +49,10 @@ DISK_INODES = 16384
 LAUNCH_PROCESSES = 2  # bwrap's monitor and the PID namespace's init, on top of the run's own
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
+SECCOMP_FILTER = seccomp.program()
 # What a run gets with bwrap as root; `ExecResult.confinement` lacks what did not apply.
-FULL_CONFINEMENT = ("bwrap", "userns", "pidns", "mountns", "netns", "ipcns", "utsns", "procfs", "uid",
-                    "cgroup-memory", "cgroup-pids", "rlimits", "disk")
+FULL_CONFINEMENT = ("bwrap", "userns", "pidns", "mountns", "netns", "ipcns", "utsns", "procfs", "seccomp",
+                    "uid", "cgroup-memory", "cgroup-pids", "rlimits", "disk")
 log = logging.getLogger("jitagent.sandbox")
 
 
@@ -223,6 +224,7 @@ def _interpreter_dirs() -> list[str]:
 
 
 def _bwrap_argv(workspace: Workspace) -> list[str]:
+    """bwrap and its options; the launcher hands the options over on a descriptor, not in argv."""
     argv = [BWRAP, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
             "--new-session"]
     for path in (*SYSTEM_DIRS, *_interpreter_dirs()):
@@ -232,7 +234,7 @@ def _bwrap_argv(workspace: Workspace) -> list[str]:
             argv += ["--ro-bind", path, path]
     return argv + ["--proc", "/proc", "--dev", "/dev", "--size", str(workspace.disk_mb << 20),
                    "--tmpfs", "/dev/shm", "--remount-ro", "/dev", "--bind", str(workspace.root), "/tmp",
-                   "--bind", str(workspace.path), "/tmp/ws", "--chdir", "/tmp/ws", "--remount-ro", "/", "--"]
+                   "--bind", str(workspace.path), "/tmp/ws", "--chdir", "/tmp/ws", "--remount-ro", "/"]
 
 
 def _launcher_config(workspace: Workspace, limits: SandboxLimits, uid: int | None, cgroups: dict[str, str],
@@ -241,6 +243,7 @@ def _launcher_config(workspace: Workspace, limits: SandboxLimits, uid: int | Non
         "workspace": str(workspace.root), "uid": uid, "cgroups": cgroups, "report_fd": report_fd,
         "parent": os.getpid(),  # the launcher's parent: if it is another, the server died
         "bwrap": _bwrap_argv(workspace) if use_bwrap else None,
+        "seccomp": SECCOMP_FILTER.hex() if SECCOMP_FILTER else None,
         "limits": {"cpu_s": limits.cpu_s, "memory_bytes": limits.memory_mb << 20,
                    "file_bytes": limits.file_mb << 20, "processes": limits.processes + LAUNCH_PROCESSES,
                    "open_files": limits.open_files},

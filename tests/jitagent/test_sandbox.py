@@ -118,12 +118,17 @@ def test_full_confinement_with_bwrap_as_root():
 @pytest.mark.skipif(not is_root(), reason="namespaces, mounts and the uid pool need root")
 def test_the_fallback_launcher_confines_what_it_can(monkeypatch):
     monkeypatch.setattr(sandbox, "bwrap_works", lambda: False)
+    probe = ("import os, socket\n"
+             "status = dict(l.split(':', 1) for l in open('/proc/self/status'))\n"
+             "try:\n    socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM); vsock = 'created'\n"
+             "except OSError as exc:\n    vsock = exc.errno\n"
+             "print(os.getcwd(), status['Seccomp'].strip(), status['NoNewPrivs'].strip(), vsock)")
     with Workspace({"in.txt": "x"}) as ws:
-        result = asyncio.run(ws.run([sandbox_python(), "-c", "import os; print(os.getcwd())"]))
+        result = asyncio.run(ws.run([sandbox_python(), "-c", probe]))
     applied = set(result.confinement)
-    assert {"pidns", "mountns", "procfs", "netns", "uid", "rlimits", "disk"} <= applied
+    assert {"pidns", "mountns", "procfs", "netns", "uid", "rlimits", "disk", "seccomp"} <= applied
     assert "bwrap" not in applied
-    assert result.stdout == "/tmp/ws\n"
+    assert result.stdout == "/tmp/ws 2 1 1\n"  # filtered, no_new_privs, vsock refused with EPERM
 
 
 def test_a_file_that_cannot_be_written_leaves_no_workspace():
@@ -182,3 +187,4 @@ def test_a_tree_too_deep_for_a_path_is_removed_off_a_tmpfs_too(tmp_path):
     os.close(fd)
     remove_tree(top)
     assert not top.exists() and os.path.exists("/etc/passwd")
+

@@ -203,7 +203,9 @@ class Workspace:
 def _check_own_directory(path: Path) -> None:
     """`path` exists as a directory this user owns and only it can write: in a shared /tmp, another
     user could have put a link or a directory of theirs there first."""
-    path.mkdir(mode=0o711, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        path.mkdir()
+        path.chmod(0o711)  # whatever the server's umask: each run's uid passes through to its workspace
     info = os.lstat(path)
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
         raise RuntimeError(f"{path} is not a directory of this user's that only it can write; remove it")

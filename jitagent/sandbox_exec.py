@@ -29,6 +29,7 @@ MS_PRIVATE = 1 << 18
 PR_SET_PDEATHSIG = 1
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+RUN_UMASK = 0o022  # the server's own is 0o077 (jitagent.paths): a run's files are its to share
 BWRAP_CONFINEMENT = ["bwrap", "userns", "pidns", "mountns", "netns", "ipcns", "utsns", "procfs"]
 ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp/ws", "LANG": "C.UTF-8",
        "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8"}
@@ -131,6 +132,7 @@ def main() -> None:
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # die with the server, the fallback's waiting launcher too
     if os.getppid() != config["parent"]:
         os._exit(137)  # the server died before the line above: this process was handed to another parent
+    os.umask(RUN_UMASK)
     seccomp = bytes.fromhex(config["seccomp"]) if config["seccomp"] else None
     applied = _join_cgroups(config["cgroups"])
     if config["bwrap"]:

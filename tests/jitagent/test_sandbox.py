@@ -188,3 +188,18 @@ def test_a_tree_too_deep_for_a_path_is_removed_off_a_tmpfs_too(tmp_path):
     remove_tree(top)
     assert not top.exists() and os.path.exists("/etc/passwd")
 
+
+@pytest.mark.skipif(not (is_root() and bwrap_works()), reason="a run's own uid needs root and bwrap")
+def test_runs_work_under_the_servers_private_umask(monkeypatch):
+    """The server's umask is 077 once its bank is open (jitagent.paths); its workspaces stay passable to
+    a run's uid, and a run's own files get the usual 022."""
+    monkeypatch.setattr(sandbox, "WORKSPACES", Path(f"/tmp/jitagent-umask-test-{uuid.uuid4().hex}"))
+    old = os.umask(0o077)
+    try:
+        with Workspace({"in.txt": "x"}) as ws:
+            result = run_python("import os; open('new.txt', 'w').close(); "
+                                "print(open('in.txt').read(), oct(os.stat('new.txt').st_mode & 0o777))", ws)
+    finally:
+        os.umask(old)
+        sandbox.WORKSPACES.rmdir()
+    assert result.ok and result.output == "x 0o644", result.output

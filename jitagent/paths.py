@@ -1,11 +1,18 @@
-"""Where jitagent keeps its data unless told otherwise, and opening the bank there."""
+"""Where jitagent keeps its data unless told otherwise, and opening the bank there.
 
+The data is the process's own: once a bank is open, what the process creates is readable by its user
+only (umask 077: files 0600, directories 0700) — the bank with its WAL and SHM files, its faiss
+index, the evolve state, the data dir itself."""
+
+import glob
 import hashlib
 import os
 import sqlite3
 from pathlib import Path
 
 from jitagent.errors import one_line
+
+PRIVATE_UMASK = 0o077
 
 
 def data_dir() -> Path:
@@ -28,6 +35,7 @@ def open_bank(path: str | Path, cache_dir: Path | None = None, create: bool = Tr
     from harness_bank import HarnessBank
     from harness_bank.store import StoreUnavailable, describe, is_url
 
+    os.umask(PRIVATE_UMASK)  # the process's: the index and the evolve state are written later, elsewhere
     if is_url(str(path)):
         where = cache_dir or data_dir()
         index = where / f"bank-{hashlib.sha256(describe(str(path)).encode()).hexdigest()[:12]}.faiss"
@@ -55,11 +63,20 @@ def open_bank(path: str | Path, cache_dir: Path | None = None, create: bool = Tr
         raise DataDirError(f"data dir {where}: {path.name} is not a file")
     if path.is_file() and path.stat().st_size and not _is_sqlite(path):
         raise DataDirError(f"data dir {where}: {path.name} is not an SQLite database")
+    _make_private(where, path.name)
     try:
         return HarnessBank(path)
     except (OSError, RuntimeError, sqlite3.Error) as exc:  # RuntimeError: faiss, on a corrupt index file
         raise DataDirError(f"data dir {where}: cannot open the harness bank {path.name}: {one_line(exc)}") \
             from None
+
+
+def _make_private(where: Path, name: str) -> None:
+    """A bank made before files were 0600 (its WAL, SHM, index and evolve state too): this user's only.
+    SQLite gives a new WAL and SHM file the database's mode."""
+    for file in where.glob(glob.escape(name) + "*"):
+        if file.is_file() and file.stat().st_uid == os.geteuid():
+            file.chmod(0o600)
 
 
 def _is_sqlite(path: Path) -> bool:

@@ -1,13 +1,13 @@
 """Run untrusted code (tool calls, harness `code` sections, tests) confined to a workspace.
 
 With bubblewrap (`bwrap`) and root, every run gets its own user, PID, mount, network, IPC and UTS
-namespaces and a fresh /proc; a host uid no other run holds; the system directories read-only and
-nothing else of the host; its workspace at /tmp/ws on a size-capped tmpfs that also holds its /tmp;
-memory and process count capped for the whole run by cgroups; rlimits on CPU seconds, address
-space, file size and open files; death with its parent. The host kills it on the wall clock and
-bounds its output. Without bwrap, `sandbox_exec.py` applies what the kernel allows (the fallback).
-`ExecResult.confinement` lists what applied. The launcher is its own single-threaded process, so
-spawning is safe from a threaded gRPC server.
+namespaces and a fresh /proc; a seccomp filter (`jitagent.seccomp`); a host uid no other run holds;
+the system directories read-only and nothing else of the host; its workspace at /tmp/ws on a
+size-capped tmpfs that also holds its /tmp; memory and process count capped for the whole run by
+cgroups; rlimits on CPU seconds, address space, file size and open files; death with its parent.
+The host kills it on the wall clock and bounds its output. Without bwrap, `sandbox_exec.py`
+applies what the kernel allows (the fallback). `ExecResult.confinement` lists what applied. The
+launcher is its own single-threaded process, so spawning is safe from a threaded gRPC server.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from jitagent import beneath, seccomp
 from jitagent.sandbox_host import (
     RunCgroup,
     leased_uid,
@@ -48,9 +49,10 @@ DISK_INODES = 16384
 LAUNCH_PROCESSES = 2  # bwrap's monitor and the PID namespace's init, on top of the run's own
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
+SECCOMP_FILTER = seccomp.program()
 # What a run gets with bwrap as root; `ExecResult.confinement` lacks what did not apply.
-FULL_CONFINEMENT = ("bwrap", "userns", "pidns", "mountns", "netns", "ipcns", "utsns", "procfs", "uid",
-                    "cgroup-memory", "cgroup-pids", "rlimits", "disk")
+FULL_CONFINEMENT = ("bwrap", "userns", "pidns", "mountns", "netns", "ipcns", "utsns", "procfs", "seccomp",
+                    "uid", "cgroup-memory", "cgroup-pids", "rlimits", "disk")
 log = logging.getLogger("jitagent.sandbox")
 
 
@@ -125,40 +127,31 @@ class Workspace:
         self.disk_mb = disk_mb
         self.disk_capped = mount_capped(self.root, disk_mb, DISK_INODES)
         self.path = self.root / "ws"
+        # held open for the workspace's life: the server works beneath them, never by a host path
+        self._root_fd: int | None = None
+        self._fd: int | None = None
         try:
+            self._root_fd = os.open(self.root, beneath.DIRECTORY)
             self.path.mkdir()
+            self._fd = os.open(self.path, beneath.DIRECTORY)
             for name, content in (files or {}).items():
                 self.write(name, content)
         except BaseException:
             self.close()  # a file that cannot be written leaves no workspace behind
             raise
 
-    def resolve(self, relative: str) -> Path:
-        """A path inside the workspace, or ValueError for one that escapes it."""
-        if "\0" in relative:
-            raise ValueError(f"path {relative!r} contains a NUL byte")
-        if self.path.is_symlink() or not self.path.is_dir():
-            raise ValueError("the workspace directory was replaced; refusing to follow it")
-        base = self.path.resolve()
-        target = (base / relative).resolve()
-        if target != base and not target.is_relative_to(base):
-            raise ValueError(f"path {relative!r} is outside the workspace")
-        return target
-
-    # The server's own reads and writes of a workspace a run has had its hands on: regular files
-    # only, opened without blocking or following a link, and bounded; blocking, so call them from a
-    # worker thread when a run may have touched the workspace.
-    def write(self, relative: str, content: str) -> Path:
-        target = self.resolve(relative)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd = _open_regular(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, relative)
+    # The server's own reads and writes of a workspace a run has had its hands on: beneath the
+    # workspace by construction (`jitagent.beneath`: no link followed, whatever a run does meanwhile),
+    # regular files only, never blocking, bounded. PathError names the path as the caller gave it.
+    # Blocking, so call them from a worker thread when a run may have touched the workspace.
+    def write(self, relative: str, content: str) -> None:
+        fd = beneath.open_file(self._fd, relative, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(content)
-        return target
 
     def read_text(self, relative: str, limit: int) -> tuple[str, bool]:
         """At most `limit` characters of a file, and whether there was more."""
-        fd = _open_regular(self.resolve(relative), os.O_RDONLY, relative)
+        fd = beneath.open_file(self._fd, relative, os.O_RDONLY)
         with os.fdopen(fd, "rb") as f:
             data = f.read(4 * limit + 4)  # a UTF-8 character is at most 4 bytes
         text = data.decode(errors="replace")
@@ -167,35 +160,37 @@ class Workspace:
     def list_names(self, relative: str, limit: int) -> tuple[list[str], int]:
         """The first `limit` entries of a directory, sorted (a trailing / marks a directory), and how many
         there are."""
-        with os.scandir(self.resolve(relative)) as entries:
-            names = sorted(e.name + ("/" if e.is_dir(follow_symlinks=False) else "") for e in entries)
+        fd = beneath.open_dir(self._fd, relative)
+        try:
+            with os.scandir(fd) as entries:
+                names = sorted(e.name + ("/" if e.is_dir(follow_symlinks=False) else "") for e in entries)
+        finally:
+            os.close(fd)
         return names[:limit], len(names)
 
     def _hand_over(self, uid: int | None) -> None:
         """Give the workspace's tree to the run's uid; lchown, so a planted symlink redirects nothing."""
         if uid is None:
             return
-        for directory, dirs, files in os.walk(self.root):
-            for name in [*dirs, *files]:
-                os.chown(os.path.join(directory, name), uid, uid, follow_symlinks=False)
-        os.chown(self.root, uid, uid)
-        os.chmod(self.root, 0o700)
+        beneath.chown_all(self._root_fd, uid)
+        os.fchown(self._root_fd, uid, uid)
+        os.fchmod(self._root_fd, 0o700)
 
     def _clear_scratch(self) -> None:
         """A run's /tmp vanishes with it: everything on the workspace's disk but the workspace."""
-        for entry in os.scandir(self.root):
-            if entry.name == self.path.name:
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path, ignore_errors=True)
-            else:
-                os.unlink(entry.path)
+        for name in os.listdir(self._root_fd):
+            if name != self.path.name:
+                beneath.remove(self._root_fd, name)
 
     async def run(self, argv: list[str], limits: SandboxLimits | None = None, stdin: str | None = None,
                   deadline: float | None = None) -> ExecResult:
         return await run_confined(argv, self, limits or SandboxLimits(), stdin=stdin, deadline=deadline)
 
     def close(self) -> None:
+        for fd in (self._fd, self._root_fd):
+            if fd is not None:
+                os.close(fd)
+        self._fd = self._root_fd = None
         remove_tree(self.root)
 
     def __enter__(self) -> Workspace:
@@ -208,18 +203,12 @@ class Workspace:
 def _check_own_directory(path: Path) -> None:
     """`path` exists as a directory this user owns and only it can write: in a shared /tmp, another
     user could have put a link or a directory of theirs there first."""
-    path.mkdir(mode=0o711, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        path.mkdir()
+        path.chmod(0o711)  # whatever the server's umask: each run's uid passes through to its workspace
     info = os.lstat(path)
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
         raise RuntimeError(f"{path} is not a directory of this user's that only it can write; remove it")
-
-
-def _open_regular(path: Path, flags: int, name: str) -> int:
-    fd = os.open(path, flags | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise ValueError(f"{name!r} is not a regular file")
-    return fd
 
 
 def reclaim_leftovers() -> list[str]:
@@ -237,6 +226,7 @@ def _interpreter_dirs() -> list[str]:
 
 
 def _bwrap_argv(workspace: Workspace) -> list[str]:
+    """bwrap and its options; the launcher hands the options over on a descriptor, not in argv."""
     argv = [BWRAP, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
             "--new-session"]
     for path in (*SYSTEM_DIRS, *_interpreter_dirs()):
@@ -246,7 +236,7 @@ def _bwrap_argv(workspace: Workspace) -> list[str]:
             argv += ["--ro-bind", path, path]
     return argv + ["--proc", "/proc", "--dev", "/dev", "--size", str(workspace.disk_mb << 20),
                    "--tmpfs", "/dev/shm", "--remount-ro", "/dev", "--bind", str(workspace.root), "/tmp",
-                   "--bind", str(workspace.path), "/tmp/ws", "--chdir", "/tmp/ws", "--remount-ro", "/", "--"]
+                   "--bind", str(workspace.path), "/tmp/ws", "--chdir", "/tmp/ws", "--remount-ro", "/"]
 
 
 def _launcher_config(workspace: Workspace, limits: SandboxLimits, uid: int | None, cgroups: dict[str, str],
@@ -255,6 +245,7 @@ def _launcher_config(workspace: Workspace, limits: SandboxLimits, uid: int | Non
         "workspace": str(workspace.root), "uid": uid, "cgroups": cgroups, "report_fd": report_fd,
         "parent": os.getpid(),  # the launcher's parent: if it is another, the server died
         "bwrap": _bwrap_argv(workspace) if use_bwrap else None,
+        "seccomp": SECCOMP_FILTER.hex() if SECCOMP_FILTER else None,
         "limits": {"cpu_s": limits.cpu_s, "memory_bytes": limits.memory_mb << 20,
                    "file_bytes": limits.file_mb << 20, "processes": limits.processes + LAUNCH_PROCESSES,
                    "open_files": limits.open_files},
@@ -309,7 +300,7 @@ async def run_confined(argv: list[str], workspace: Workspace, limits: SandboxLim
             result = await _launch(argv, config, cgroup, stdin, wall, limits.output_bytes)
         finally:
             cgroup.kill()  # nothing of the run outlives it, nor holds its uid for the next one
-            workspace._clear_scratch()
+            await asyncio.to_thread(workspace._clear_scratch)  # up to 16,384 entries: off the event loop
     if workspace.disk_capped:
         result.confinement.append("disk")
     return result

@@ -4,9 +4,12 @@ Invoked by `jitagent.sandbox` as `python -I -S sandbox_exec.py CONFIG_JSON -- AR
 In order: join the run's cgroups (so every later fork counts), rlimits, the run's own uid, then
 either exec bubblewrap (config `bwrap`: the namespaces, fresh /proc and mounts are its job) or,
 the fallback, unshare PID, mount and network namespaces itself: a fresh /proc, private tmpfs over
-/var/tmp and /dev/shm, the workspace's disk as /tmp and the workspace at /tmp/ws. What applied is
-reported on a pipe. The first process in a new PID namespace is its init: when it dies every
-process in it dies, so a fork bomb cannot outlive the run.
+/var/tmp and /dev/shm, the workspace's disk as /tmp and the workspace at /tmp/ws. Either way the
+run gets the seccomp filter (config `seccomp`, from `jitagent.seccomp`): bwrap installs it, the
+fallback installs it itself after no_new_privs. bwrap's options reach it on a file descriptor
+(`--args`): bwrap is the run's PID 1, and its command line, which /proc shows to the run, must
+name nothing of the host. What applied is reported on a pipe. The first process in a new PID
+namespace is its init: when it dies every process in it dies, so a fork bomb cannot outlive the run.
 """
 
 import ctypes
@@ -24,6 +27,9 @@ MS_BIND = 4096
 MS_REC = 16384
 MS_PRIVATE = 1 << 18
 PR_SET_PDEATHSIG = 1
+PR_SET_NO_NEW_PRIVS = 38
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+RUN_UMASK = 0o022  # the server's own is 0o077 (jitagent.paths): a run's files are its to share
 BWRAP_CONFINEMENT = ["bwrap", "userns", "pidns", "mountns", "netns", "ipcns", "utsns", "procfs"]
 ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp/ws", "LANG": "C.UTF-8",
        "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8"}
@@ -38,6 +44,35 @@ def _call(fn, *args) -> bool:
 def _mount(src: str, target: str, fstype: str | None, flags: int, data: str | None) -> bool:
     return _call(libc.mount, src.encode() if src else None, target.encode(),
                  fstype.encode() if fstype else None, flags, data.encode() if data else None)
+
+
+class SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def _memfd(data: bytes) -> int:
+    """A file holding `data`, open without close-on-exec: bwrap reads it, then closes it."""
+    fd = os.memfd_create("jitagent-bwrap", 0)
+    os.set_inheritable(fd, True)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def _bwrap_argv(bwrap: list[str], seccomp: bytes | None, argv: list[str]) -> list[str]:
+    """`bwrap --args FD -- ARGV`: its options, the seccomp filter's descriptor among them, on a file."""
+    path, *options = bwrap
+    if seccomp is not None:
+        options += ["--seccomp", str(_memfd(seccomp))]
+    return [path, "--args", str(_memfd(b"".join(o.encode() + b"\0" for o in options))), "--", *argv]
+
+
+def _install_seccomp(program: bytes) -> bool:
+    """The fallback's filter on this process and all it execs (no_new_privs first: no uid may lift it)."""
+    buffer = ctypes.create_string_buffer(program, len(program))
+    fprog = SockFprog(len(program) // 8, ctypes.addressof(buffer))
+    return _call(libc.prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) and \
+        _call(libc.prctl, PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0)
 
 
 def _join_cgroups(cgroups: dict[str, str]) -> list[str]:
@@ -97,10 +132,12 @@ def main() -> None:
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # die with the server, the fallback's waiting launcher too
     if os.getppid() != config["parent"]:
         os._exit(137)  # the server died before the line above: this process was handed to another parent
+    os.umask(RUN_UMASK)
+    seccomp = bytes.fromhex(config["seccomp"]) if config["seccomp"] else None
     applied = _join_cgroups(config["cgroups"])
     if config["bwrap"]:
-        argv = config["bwrap"] + argv
-        applied += BWRAP_CONFINEMENT
+        argv = _bwrap_argv(config["bwrap"], seccomp, argv)
+        applied += BWRAP_CONFINEMENT + (["seccomp"] if seccomp else [])
     else:
         applied += _confine_by_hand(config["workspace"])
     _set_limits(config["limits"])
@@ -113,6 +150,8 @@ def main() -> None:
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # again: credential changes clear it
     if os.getpid() != 1 and os.getppid() != config["parent"]:  # pid 1: the fallback's init, its parent waits
         os._exit(137)
+    if seccomp and not config["bwrap"] and _install_seccomp(seccomp):  # last: it refuses mount, unshare
+        applied.append("seccomp")
     if report:
         report.write(json.dumps(applied))
         report.close()

@@ -13,11 +13,12 @@ import fcntl
 import itertools
 import os
 import random
-import shutil
 import signal
 import time
 from contextlib import contextmanager, suppress
 from pathlib import Path
+
+from jitagent import beneath
 
 # Host uids handed to runs, one run each at a time; none of them is in /etc/passwd.
 UID_POOL = range(61000, 62000)
@@ -213,10 +214,15 @@ def unmount(path: Path) -> None:
 
 
 def remove_tree(path: Path) -> None:
-    """Remove a workspace: unmount its tmpfs if it has one (nothing inside is walked), else the tree."""
+    """Remove a workspace: unmount its tmpfs if it has one (nothing inside is walked), else the tree,
+    however deep (`beneath.remove`)."""
     if os.path.ismount(path):
         unmount(path)
-    shutil.rmtree(path, ignore_errors=True)
+    parent = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        beneath.remove(parent, path.name)
+    finally:
+        os.close(parent)
 
 
 def reclaim_workspaces(root: Path) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from dataclasses import dataclass
 
 from jitagent.sandbox import SandboxLimits, Workspace, sandbox_python
@@ -33,10 +34,11 @@ TOOL_NAMES = tuple(TOOL_SCHEMAS)
 
 READ_LIMIT = 8000
 LIST_LIMIT = 500
+log = logging.getLogger("jitagent.tools")
 
 
 class ToolError(Exception):
-    """A tool call the tool itself rejected (bad arguments, path outside the workspace)."""
+    """A tool call the tool itself rejected (bad arguments, content over the file-size limit)."""
 
 
 @dataclass
@@ -66,13 +68,20 @@ class ToolBox:
             return ToolResult(f"error: tool {name!r} is not available; available: {self.allowed}", ok=False)
         if isinstance(args, str):
             args = _coerce_args(name, args)
+        # Whatever a call meets is the task's failure, told to the model, never the server's: no
+        # exception leaves, and no message names a host path (a PathError names the task's own path).
         try:
             return await getattr(self, f"_{name}")(deadline=deadline, **args)
-        except (ToolError, ValueError, OSError) as exc:
-            return ToolResult(f"error: {exc}", ok=False)
+        except (ToolError, ValueError) as exc:
+            return ToolResult(f"error: {name}: {exc}", ok=False)
+        except OSError as exc:  # its file name would be a host path
+            return ToolResult(f"error: {name}: {exc.strerror or type(exc).__name__}", ok=False)
         except TypeError as exc:
             return ToolResult(f"error: bad arguments for {name}: {exc}; schema: "
                               f"{json.dumps(TOOL_SCHEMAS[name]['parameters'])}", ok=False)
+        except Exception:
+            log.exception("tool %s failed", name)
+            return ToolResult(f"error: {name}: failed inside the server (it logged why)", ok=False)
 
     async def _python(self, code: str, deadline: float | None = None) -> ToolResult:
         result = await self.workspace.run([sandbox_python(), "-c", code], self.limits, deadline=deadline)

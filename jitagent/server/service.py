@@ -162,6 +162,12 @@ class JitAgentService(pb_grpc.JitAgentServicer):
             raise TaskFailed(grpc.StatusCode.DEADLINE_EXCEEDED, str(exc)) from None
         except ModelError as exc:
             raise TaskFailed(grpc.StatusCode.UNAVAILABLE, f"model back-end failed: {exc}") from None
+        except grpc.aio.AbortError:
+            raise
+        except Exception:  # a bug, not the task's doing: logged whole, told without its text (host paths)
+            log.exception(json.dumps({"event": "task_crashed", "task_id": task.id, "run_id": run_id}))
+            raise TaskFailed(grpc.StatusCode.INTERNAL, f"task {task.id}: the server failed on it; "
+                                                       f"its log says why (run {run_id})") from None
 
     # --- RPCs ------------------------------------------------------------------------------
     async def Synthesize(self, request, context):

@@ -20,7 +20,7 @@ from jitagent.sandbox import (
     reclaim_leftovers,
     sandbox_python,
 )
-from jitagent.sandbox_host import is_root, owner_tag
+from jitagent.sandbox_host import is_root, owner_tag, remove_tree
 from jitagent.tools import ToolBox
 
 LIMITS = SandboxLimits(wall_s=4, cpu_s=3, memory_mb=256, processes=16)
@@ -118,12 +118,17 @@ def test_full_confinement_with_bwrap_as_root():
 @pytest.mark.skipif(not is_root(), reason="namespaces, mounts and the uid pool need root")
 def test_the_fallback_launcher_confines_what_it_can(monkeypatch):
     monkeypatch.setattr(sandbox, "bwrap_works", lambda: False)
+    probe = ("import os, socket\n"
+             "status = dict(l.split(':', 1) for l in open('/proc/self/status'))\n"
+             "try:\n    socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM); vsock = 'created'\n"
+             "except OSError as exc:\n    vsock = exc.errno\n"
+             "print(os.getcwd(), status['Seccomp'].strip(), status['NoNewPrivs'].strip(), vsock)")
     with Workspace({"in.txt": "x"}) as ws:
-        result = asyncio.run(ws.run([sandbox_python(), "-c", "import os; print(os.getcwd())"]))
+        result = asyncio.run(ws.run([sandbox_python(), "-c", probe]))
     applied = set(result.confinement)
-    assert {"pidns", "mountns", "procfs", "netns", "uid", "rlimits", "disk"} <= applied
+    assert {"pidns", "mountns", "procfs", "netns", "uid", "rlimits", "disk", "seccomp"} <= applied
     assert "bwrap" not in applied
-    assert result.stdout == "/tmp/ws\n"
+    assert result.stdout == "/tmp/ws 2 1 1\n"  # filtered, no_new_privs, vsock refused with EPERM
 
 
 def test_a_file_that_cannot_be_written_leaves_no_workspace():
@@ -166,3 +171,35 @@ def test_a_workspaces_directory_planted_by_someone_else_is_refused(tmp_path, mon
     monkeypatch.setattr(sandbox, "WORKSPACES", planted)
     with pytest.raises(RuntimeError, match="only it can write"):
         Workspace()
+
+
+def test_a_tree_too_deep_for_a_path_is_removed_off_a_tmpfs_too(tmp_path):
+    """Without root a workspace has no tmpfs to unmount: its tree is removed entry by entry."""
+    top = tmp_path / "deep"
+    top.mkdir()
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(3000):  # 6,000 characters of path: deeper than PATH_MAX and the recursion limit
+        os.mkdir("d", dir_fd=fd)
+        os.symlink("/etc", "link", dir_fd=fd)
+        child = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = child
+    os.close(fd)
+    remove_tree(top)
+    assert not top.exists() and os.path.exists("/etc/passwd")
+
+
+@pytest.mark.skipif(not (is_root() and bwrap_works()), reason="a run's own uid needs root and bwrap")
+def test_runs_work_under_the_servers_private_umask(monkeypatch):
+    """The server's umask is 077 once its bank is open (jitagent.paths); its workspaces stay passable to
+    a run's uid, and a run's own files get the usual 022."""
+    monkeypatch.setattr(sandbox, "WORKSPACES", Path(f"/tmp/jitagent-umask-test-{uuid.uuid4().hex}"))
+    old = os.umask(0o077)
+    try:
+        with Workspace({"in.txt": "x"}) as ws:
+            result = run_python("import os; open('new.txt', 'w').close(); "
+                                "print(open('in.txt').read(), oct(os.stat('new.txt').st_mode & 0o777))", ws)
+    finally:
+        os.umask(old)
+        sandbox.WORKSPACES.rmdir()
+    assert result.ok and result.output == "x 0o644", result.output

@@ -8,6 +8,7 @@ only with BLOCKED and without ESCAPED. Needs root and a working bwrap (install.s
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import subprocess
@@ -602,6 +603,126 @@ def test_each_concurrent_run_has_its_own_uid():
     first, second = asyncio.run(uids())
     a, b = int(first.stdout), int(second.stdout)
     assert a != b and a in UID_POOL and b in UID_POOL
+
+
+# --- seccomp, what the run sees of bwrap, the kernel keyrings (issue 22) ---------------------------
+
+# Each call with arguments that, without the filter, succeed or fail with another errno where the
+# kernel allows it (those it refuses a process without capabilities anyway are EPERM either way).
+SECCOMP_PROBE = """
+    import ctypes, json, mmap, os, socket
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def call(nr, *args):
+        ctypes.set_errno(0)
+        result = libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(a) for a in args])
+        return ctypes.get_errno() if result == -1 else f'returned {result}'
+
+    def i386_getpid():  # mov eax, 20; int 0x80; ret -- in a child: without that ABI it dies of SIGSEGV
+        pid = os.fork()
+        if pid == 0:
+            code = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+            code.write(bytes.fromhex('b814000000cd80c3'))
+            address = ctypes.addressof(ctypes.c_char.from_buffer(code))
+            os._exit(1 if ctypes.CFUNCTYPE(ctypes.c_int)(address)() == -1 else 0)
+        status = os.waitpid(pid, 0)[1]
+        return 'EPERM' if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 1 else f'status {status}'
+
+    def open_socket(family, kind=socket.SOCK_DGRAM):
+        try:
+            socket.socket(family, kind).close()
+            return 'created'
+        except OSError as exc:
+            return exc.errno
+
+    outcomes = {
+        'ptrace': call(101, 0xFFFF, 0, 0, 0), 'mount': call(165, 0, 0, 0, 0, 0),
+        'umount2': call(166, 0, 0xFFFF), 'pivot_root': call(155, 0, 0), 'unshare': call(272, 0),
+        'setns': call(308, -1, 0), 'open_tree': call(428, -1, 0, 0), 'move_mount': call(429, -1, 0, -1, 0, 0),
+        'fsopen': call(430, 0, 0), 'fsconfig': call(431, -1, 0, 0, 0, 0), 'fsmount': call(432, -1, 0, 0),
+        'fspick': call(433, -1, 0, 0), 'mount_setattr': call(442, -1, 0, 0, 0, 0),
+        'add_key': call(248, 0, 0, 0, 0, 0), 'request_key': call(249, 0, 0, 0, 0),
+        'keyctl': call(250, 0, -4, 0),  # KEYCTL_GET_KEYRING_ID of the user keyring
+        'bpf': call(321, 0xFFFF, 0, 0), 'perf_event_open': call(298, 0, 0, -1, -1, 0),
+        'userfaultfd': call(323, 1),  # UFFD_USER_MODE_ONLY: allowed without privilege
+        'kexec_load': call(246, 0, 0, 0, 0), 'kexec_file_load': call(320, -1, -1, 0, 0, 0),
+        'init_module': call(175, 0, 0, 0), 'finit_module': call(313, -1, 0, 0),
+        'open_by_handle_at': call(304, -1, 0, 0),
+        'AF_VSOCK': open_socket(40, socket.SOCK_STREAM), 'AF_NETLINK': open_socket(16),
+        'AF_PACKET': open_socket(17), 'AF_ALG': open_socket(38, socket.SOCK_SEQPACKET),
+        'socketpair AF_NETLINK': call(53, 16, 2, 0, 0),
+        'x32 getpid': call(0x40000000 | 39), 'i386 getpid': i386_getpid(),
+    }
+    status = dict(line.split(':', 1) for line in open('/proc/self/status'))
+    print(status['Seccomp'].strip(), json.dumps(outcomes))
+"""
+
+
+def test_the_seccomp_filter_refuses_every_listed_call_with_eperm():
+    result = run(SECCOMP_PROBE)
+    mode, _, outcomes = result.stdout.partition(" ")
+    outcomes = json.loads(outcomes)
+    assert mode == "2" and "seccomp" in result.confinement, result.stdout + result.stderr  # 2: a filter
+    assert {name: o for name, o in outcomes.items() if o not in (1, "EPERM")} == {}
+
+
+def test_unix_and_internet_sockets_are_still_allowed():
+    result = run("""
+        import socket
+        for family in (socket.AF_UNIX, socket.AF_INET, socket.AF_INET6):
+            socket.socket(family, socket.SOCK_STREAM).close()
+        a, b = socket.socketpair()
+        a.sendall(b'BLOCKED nothing: all three families and a socketpair work'); print(b.recv(100).decode())
+    """)
+    assert contained(result), result.stderr
+
+
+def test_what_the_run_reads_of_bwrap_and_itself_names_nothing_of_the_host():
+    with Workspace() as ws:
+        result = run("""
+            import glob, os
+            seen = []
+            for path in ['/proc/1/cmdline', '/proc/1/environ', '/proc/1/mountinfo', '/proc/self/mountinfo',
+                         '/proc/1/cgroup', '/proc/self/cgroup', '/proc/1/status', '/proc/self/environ']:
+                try:
+                    seen.append(open(path, 'rb').read().decode(errors='replace'))
+                except OSError as exc:
+                    seen.append(f'{path}: {exc.errno}')
+            links = glob.glob('/proc/1/fd/*') + glob.glob('/proc/self/fd/*') + ['/proc/1/cwd', '/proc/1/exe']
+            for link in links:
+                try:
+                    seen.append(os.readlink(link))
+                except OSError:
+                    pass
+            print('BLOCKED read', len(seen)); print(repr(seen))
+        """, workspace=ws)
+        host = [str(ws.root), str(WORKSPACES), owner_tag(), f"{os.getpid()}."]
+    assert contained(result) and not [h for h in host if h in result.stdout], result.stdout
+    assert "--args" in result.stdout  # bwrap's own command line: its options came on a descriptor
+
+
+def test_a_key_a_run_adds_is_refused_and_never_seen_by_the_next_run_on_its_uid(monkeypatch):
+    import jitagent.sandbox_host as sandbox_host
+    monkeypatch.setattr(sandbox_host, "UID_POOL", range(UID_POOL[-1], UID_POOL[-1] + 1))  # one uid
+    marker = f"jitagent-key-{uuid.uuid4().hex}"
+    with Workspace() as ws:
+        first = run(f"""
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            user_keyring = ctypes.c_long(-4)
+            key = libc.syscall(248, b'user', {marker.encode()!r}, b'secret', 6, user_keyring)
+            print('ESCAPED key', key) if key > 0 else print('BLOCKED errno', ctypes.get_errno())
+        """, workspace=ws)
+        second = run(f"""
+            seen = ''
+            for path in ('/proc/keys', '/proc/key-users'):
+                try:
+                    seen += open(path).read()
+                except OSError:
+                    pass
+            print('ESCAPED' if {marker[::-1]!r}[::-1] in seen else 'BLOCKED')
+        """, workspace=ws)
+    assert contained(first) and "errno 1" in first.stdout and contained(second)
 
 
 # --- the server's own work on untrusted input ---------------------------------------------------

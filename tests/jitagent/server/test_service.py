@@ -71,3 +71,30 @@ def test_bad_requests_name_the_field_and_leave_no_workspace_or_outcome(make_conf
             assert our_workspaces() == before and server.service.pipeline.bank.stats() == stored
             assert await client.health() == "SERVING"
     asyncio.run(main())
+
+
+def test_a_crash_inside_a_task_is_internal_without_its_text_and_the_stream_goes_on(make_config, caplog):
+    from jitagent.server.app import pipeline_for
+
+    def crashing(config):
+        pipeline = pipeline_for(config)
+
+        async def stream(task, **kw):
+            raise RuntimeError(f"Symlink loop from '{WORKSPACES}/x/ws/loop'")
+            yield
+        pipeline.stream = stream
+        return pipeline
+
+    async def main():
+        async with running(make_config(), build=crashing) as (server, client):
+            await asyncio.wait_for(server.ready.wait(), 120)
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                [e async for e in client.solve("p")]
+            streamed = [r async for r in client.stub.StreamTasks(iter(
+                [pb.StreamTasksRequest(task=pb.Task(prompt=p)) for p in ("p", "q")]))]
+            return err.value, streamed, await client.health()
+    error, streamed, health = asyncio.run(main())
+    assert error.code() == grpc.StatusCode.INTERNAL and "the server failed on it" in error.details()
+    assert [r.error.code for r in streamed] == [grpc.StatusCode.INTERNAL.value[0]] * 2
+    assert str(WORKSPACES) not in error.details() + "".join(r.error.message for r in streamed)
+    assert health == "SERVING" and "Symlink loop" in caplog.text  # the log keeps the whole story

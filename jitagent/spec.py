@@ -50,7 +50,10 @@ CONTROL_PROMPTS: dict[str, dict[str, frozenset[str]]] = {
 CODE_INTERFACES: dict[str, tuple[str, tuple[str, ...]]] = {
     "memory": ("view", ("messages",)),          # list[dict] -> list[dict]
     "planning": ("guidance", ("task", "history")),  # (str, list[dict]) -> str
+    # the harness's answer (as extracted, or as printed) -> that answer in the form the task asks for
     "answer": ("extract_answer", ("text",)),    # str -> str
+    # code written for a cluster: the task -> its answer, computed; None (or a failure): the loop answers
+    "solve": ("solve", ("task",)),              # str -> str | None
 }
 MAX_CODE_CHARS = 20_000  # a code section is parsed in the server process: bounded
 
@@ -198,7 +201,7 @@ class Limits(_Strict):
 
 
 class CodeSection(_Strict):
-    stage: Literal["memory", "planning", "answer"]
+    stage: Literal["memory", "planning", "answer", "solve"]
     source: str = Field(..., min_length=1, max_length=MAX_CODE_CHARS)
 
     @model_validator(mode="after")
@@ -245,11 +248,35 @@ class HarnessSpec(_Strict):
     action: ActionSpec = Field(default_factory=ActionSpec)
     prompts: Prompts = Field(default_factory=Prompts)
     limits: Limits = Field(default_factory=Limits)
-    code: CodeSection | None = None
+    code: list[CodeSection] | None = Field(
+        None, description="Python for what the built-in kinds cannot express: one section, or one per stage")
     envelope: Envelope = Field(default_factory=Envelope)
+
+    @field_validator("code", mode="before")
+    @classmethod
+    def _one_or_several(cls, code):
+        return [code] if isinstance(code, dict) else code
+
+    @model_serializer(mode="wrap")
+    def _one_section_as_written(self, handler):
+        """One section dumps as a mapping, as before a spec could carry several: its id stays the same."""
+        data = handler(self)
+        if isinstance(data.get("code"), list) and len(data["code"]) == 1:
+            data["code"] = data["code"][0]
+        return data
+
+    @property
+    def code_sections(self) -> list[CodeSection]:
+        return self.code or []
+
+    def code_for(self, stage: str) -> CodeSection | None:
+        return next((c for c in self.code_sections if c.stage == stage), None)
 
     @model_validator(mode="after")
     def _coherent(self) -> HarnessSpec:
+        stages = [c.stage for c in self.code_sections]
+        if len(set(stages)) != len(stages) or self.code == []:
+            raise ValueError(f"code: one section per stage, at least one; got stages {stages}")
         if self.action.kind in ("react", "json_tool") and not self.tools.tools:
             raise ValueError(f"action.kind {self.action.kind!r} needs at least one tool in tools.tools")
         if self.action.kind == "codeact" and "python" not in self.tools.tools:

@@ -44,8 +44,6 @@ class Action(Stage):
         return parsing.has_final(reply)
 
     async def answer(self, run: RunContext, reply: str) -> str:
-        if run.has_code("answer"):
-            return str(await run.run_code({"text": reply}))
         if run.task.verifier.kind == "python_tests":
             # the code is the answer: the reply's own code, else the last program the agent wrote
             if "def " in code_of(reply):

@@ -84,8 +84,12 @@ class Runtime:
             return Verdict(False, 0.0, f"verifier crashed: {type(exc).__name__}: {exc}")
 
     async def _answer(self, run: Run, own_deadline: float) -> None:
-        """The samples and their vote; what stops them early is recorded on the run."""
+        """The cluster's code where the harness carries one and it answers; else the samples and their vote,
+        in the form the answer stage gives. What stops them early is recorded on the run."""
         try:
+            run.answer = await self._code(run, "solve", {"task": run.task.prompt})
+            if run.answer is not None:
+                return
             samples, answers = run.spec.action.samples, []
             for sample in range(samples):
                 answer = (await self._attempt(run, sample)).answer
@@ -96,6 +100,8 @@ class Runtime:
             chosen = await run.vote.choose(run, answers) if answers else None
             run.answer = chosen or None
             await run.emit(Step(kind="vote", text=chosen or "", ok=chosen is not None))
+            if run.answer is not None:
+                run.answer = await self._code(run, "answer", {"text": run.answer}) or run.answer
         except (Cancelled, TimeoutError) as exc:
             if run.cancel.deadline == own_deadline and time.monotonic() >= own_deadline:
                 # the harness's own timeout_s: a genuine outcome of the harness, not an infrastructure failure
@@ -109,6 +115,21 @@ class Runtime:
             run.error = f"model failed: {exc}"
         if run.stop is not None:
             await run.emit(Step(kind="verify", text=run.stop.text, ok=False))
+
+    @staticmethod
+    async def _code(run: Run, stage: str, args: dict) -> str | None:
+        """What a `solve` or `answer` code section makes of `args`; None where the spec has none, or it
+        gives nothing or fails: code written for a cluster may not fit every task, so the harness goes on."""
+        if not run.has_code(stage):
+            return None
+        try:
+            result = await run.run_code(stage, args)
+        except StageFailure as exc:
+            await run.emit(Step(kind="tool", tool=stage, ok=False, text=str(exc)))
+            return None
+        answer = None if result is None else str(result).strip() or None
+        await run.emit(Step(kind="tool", tool=stage, ok=answer is not None, text=answer or "(no answer)"))
+        return answer
 
     async def _attempt(self, run: Run, sample: int) -> Attempt:
         """One sample: attempts until the harness's own check passes, each after a reflection on the last."""

@@ -23,7 +23,7 @@ class Memory(Stage):
 
     @classmethod
     def for_spec(cls, spec: HarnessSpec) -> Memory:
-        if spec.code is not None and spec.code.stage == "memory":
+        if spec.code_for("memory") is not None:
             return CodeMemory(spec.memory)
         return super().for_spec(spec)
 
@@ -107,7 +107,7 @@ class CodeMemory(Memory):
     """A spec's `code` section computes the view, in the sandbox, in place of the kind's."""
 
     async def view(self, run: RunContext, talk: Conversation) -> list[dict]:
-        return list(await run.run_code({"messages": talk.history}))
+        return list(await run.run_code("memory", {"messages": talk.history}))
 
 
 def recent(history: list[dict], window: int) -> list[dict]:

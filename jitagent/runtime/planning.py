@@ -42,7 +42,7 @@ class Planning(Stage):
     async def opening_plan(self, run: RunContext, talk: Conversation) -> str | None:
         if not run.has_code("planning"):
             return None
-        return str(await run.run_code({"task": talk.prompt, "history": []}))
+        return str(await run.run_code("planning", {"task": talk.prompt, "history": []}))
 
     async def revise(self, run: RunContext, talk: Conversation) -> None:
         """Before each step: revise the plan."""

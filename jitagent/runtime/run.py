@@ -63,12 +63,12 @@ class Run:
         await self.events.emit(event)
 
     def has_code(self, stage: str) -> bool:
-        return self.spec.code is not None and self.spec.code.stage == stage
+        return self.spec.code_for(stage) is not None
 
-    async def run_code(self, args: dict):
-        """The spec's `code` section on `args`, in the sandbox."""
+    async def run_code(self, stage: str, args: dict):
+        """The spec's `code` section for `stage` on `args`, in the sandbox."""
         try:
-            return await call_stage(self.spec.code, args, self.toolbox.workspace,
+            return await call_stage(self.spec.code_for(stage), args, self.toolbox.workspace,
                                     deadline=self.cancel.deadline)
         except StageCodeError as exc:
             raise StageFailure(str(exc)) from None

@@ -28,7 +28,8 @@ from jitagent.tasks import Task
 SMOKE_INPUTS = {
     "memory": {"messages": [{"role": "user", "content": "task"}, {"role": "assistant", "content": "step"}]},
     "planning": {"task": "Add 2 and 3.", "history": []},
-    "answer": {"text": "The result is 5.\nFinal answer: 5"},
+    "answer": {"text": "5"},
+    "solve": {"task": "Add 2 and 3."},
 }
 
 
@@ -157,11 +158,11 @@ def drop_copied_instructions(spec: HarnessSpec, task: Task, notes: list[str]) ->
 
 
 async def check_code(spec: HarnessSpec) -> str | None:
-    if spec.code is None:
-        return None
+    """Why a smoke call of one of the spec's code sections fails in the sandbox, or None."""
     try:
         with Workspace() as ws:
-            await call_stage(spec.code, SMOKE_INPUTS[spec.code.stage], ws)
+            for section in spec.code_sections:
+                await call_stage(section, SMOKE_INPUTS[section.stage], ws)
     except StageCodeError as exc:
         return str(exc)
     return None

@@ -44,7 +44,7 @@ def test_id_is_a_content_digest_independent_of_envelope():
      "must define"),
     (lambda d: d.update(code={"stage": "memory", "source": "def view(msgs):\n  return msgs"}), "parameters"),
     (lambda d: d.update(code={"stage": "answer", "source": "x = " + "(" * 500 + ")" * 500}), "code"),
-    (lambda d: d.update(code={"stage": "answer", "source": "#" * 30_000}), "code.source"),
+    (lambda d: d.update(code={"stage": "answer", "source": "#" * 30_000}), "code.0.source"),
 ])
 def test_validation_errors_name_the_field(mutate, field):
     data = base()
@@ -118,3 +118,17 @@ def test_cli_seeds_json_lists_13_from_any_directory(tmp_path):
 def test_harness_spec_defaults_are_valid():
     spec = HarnessSpec(name="x", description="y")
     assert spec.id and spec.action.kind == "direct"
+
+
+def test_one_code_section_keeps_its_id_and_several_need_distinct_stages():
+    data = load_seeds()["direct"].model_dump(mode="json")
+    data["code"] = {"stage": "answer", "source": "def extract_answer(text):\n    return text\n"}
+    one = parse_spec(data)
+    assert one.id == "5a8411d0164bf420"  # as before a spec could carry several sections
+    assert one.model_dump(mode="json")["code"] == data["code"] and one.code_for("answer") is not None
+    data["code"] = [data["code"], {"stage": "solve", "source": "def solve(task):\n    return None\n"}]
+    two = parse_spec(data)
+    assert [c.stage for c in two.code_sections] == ["answer", "solve"] and parse_spec(two.to_yaml()) == two
+    data["code"] = [data["code"][0], data["code"][0]]
+    with pytest.raises(SpecError, match="one section per stage"):
+        parse_spec(data)

@@ -171,11 +171,43 @@ def test_code_section_answer_stage_runs_in_the_sandbox():
 
 def test_code_section_that_raises_fails_the_run_not_the_host():
     data = load_seeds()["direct"].model_dump(mode="json")
-    data["code"] = {"stage": "answer",
-                    "source": "def extract_answer(text):\n    raise RuntimeError('boom')\n"}
+    data["code"] = {"stage": "planning",
+                    "source": "def guidance(task, history):\n    raise RuntimeError('boom')\n"}
     result, events, _ = run(parse_spec(data), ADD, ["Final answer: 5"])
     assert not result.passed and result.error is None
     assert any("boom" in e.text for e in events if e.kind == "verify")
+
+
+def test_an_answer_stage_that_fails_keeps_the_harness_answer_and_says_why():
+    data = load_seeds()["direct"].model_dump(mode="json")
+    data["code"] = {"stage": "answer", "source": "def extract_answer(text):\n    raise KeyError('boom')\n"}
+    result, events, _ = run(parse_spec(data), ADD, ["Final answer: 5"])
+    assert result.passed and result.answer == "5" and result.stop is None
+    assert [(e.tool, e.ok) for e in events if e.kind == "tool"] == [("answer", False)]
+    assert "boom" in events[-1].text
+
+
+def solving(source: str):
+    """The direct seed carrying a `solve` code section (as a tool-maker writes for a cluster)."""
+    data = load_seeds()["direct"].model_dump(mode="json")
+    data["code"] = [{"stage": "solve", "source": source},
+                    {"stage": "answer", "source": "def extract_answer(text):\n    return text.strip('.')\n"}]
+    return parse_spec(data)
+
+
+def test_a_solve_stage_answers_without_the_model():
+    spec = solving("import re\ndef solve(task):\n    a, b = map(int, re.findall(r'\\d+', task))\n"
+                   "    return str(a + b)\n")
+    result, events, model = run(spec, ADD, ["Final answer: 7"])
+    assert result.passed and result.answer == "5" and not model.calls and result.cost.tokens == 0
+    assert [(e.kind, e.tool, e.text) for e in events] == [("tool", "solve", "5")]
+
+
+def test_where_the_solve_stage_gives_nothing_or_fails_the_loop_answers():
+    for source in ("def solve(task):\n    return None\n", "def solve(task):\n    return 1 / 0\n"):
+        result, events, model = run(solving(source), ADD, ["Final answer: 5."])
+        assert result.passed and result.answer == "5" and len(model.calls) == 1
+        assert [(e.tool, e.ok) for e in events if e.kind == "tool"] == [("solve", False), ("answer", True)]
 
 
 def test_token_budget_stops_the_run():

@@ -8,7 +8,7 @@ ADD = Task(id="t1", prompt="What is 2+3?", verifier={"kind": "numeric", "expecte
 
 
 def test_a_failing_code_section_is_a_typed_stage_failure(solve, seed_with):
-    code = {"stage": "answer", "source": "def extract_answer(text):\n    raise KeyError\n"}
+    code = {"stage": "planning", "source": "def guidance(task, history):\n    raise KeyError\n"}
     spec = seed_with("direct", code=code)
     result, _ = solve(spec, ADD, ["Final answer: 5"])
     assert result.stop.cause == "stage_failure" and result.stop.text.startswith("StageFailure: code section")

@@ -44,6 +44,19 @@ def _normal(text: str, case_sensitive: bool) -> str:
     return text if case_sensitive else text.casefold()
 
 
+def reference_answer(task: Task) -> str | None:
+    """A correct answer where the verifier states one (exact, numeric, a reasoning_gym entry's), else None:
+    what a writer of code for the task's cluster may be shown of a labelled task."""
+    v = task.verifier
+    if v.kind in ("exact", "numeric") and v.expected is not None:
+        return str(v.expected)
+    if v.kind == "reasoning_gym":
+        from jitagent.suites.external import reasoning_gym_answer
+
+        return reasoning_gym_answer(v.dataset, v.seed, v.size, v.index)
+    return None
+
+
 async def verify(task: Task, answer: str | None, workspace: Workspace,
                  limits: SandboxLimits | None = None) -> Verdict:
     v = task.verifier

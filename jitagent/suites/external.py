@@ -70,4 +70,10 @@ def score_reasoning_gym(answer: str, dataset: str, seed: int, size: int, index: 
     return float(ds.score_answer(answer=answer, entry=ds[index]))
 
 
+def reasoning_gym_answer(dataset: str, seed: int, size: int, index: int) -> str | None:
+    """The entry's reference answer, as its generator states it."""
+    answer = _gym_dataset(dataset, seed, size)[index].get("answer")
+    return None if answer is None else str(answer)
+
+
 GENERATED = {"humaneval": humaneval_tasks, "reasoning_gym": reasoning_gym_tasks}

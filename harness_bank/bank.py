@@ -17,7 +17,8 @@ from harness_bank.admission import AdmissionPolicy, Decision, Stats
 from harness_bank.embedder import DIM, Embedder, digest
 from harness_bank.index import VectorIndex
 from harness_bank.router import ArmEvidence
-from harness_bank.store import describe, now, open_store
+from harness_bank.store import describe, now
+from harness_bank.store_factory import open_store
 
 _SHARED_EMBEDDER: Embedder | None = None
 _EMBEDDER_LOCK = threading.Lock()

@@ -3,7 +3,8 @@ database that many replicas share).
 
 The bank writes one SQL for both (`?` placeholders, RETURNING, ON CONFLICT); a store supplies what
 differs: connections and transactions, locks that serialize writers across processes, the
-migrations' column types, and news of what other processes committed.
+migrations' column types, and news of what other processes committed. store_factory.py opens the
+store a location names.
 """
 
 from __future__ import annotations
@@ -98,15 +99,6 @@ def describe(location: str | Path) -> str:
         return str(location)
     host = parts.netloc.rpartition("@")[2]
     return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
-
-
-def open_store(location: str | Path) -> Store:
-    """A `postgresql://` URL opens PostgreSQL; anything else is an SQLite file."""
-    if is_url(location):
-        from harness_bank.postgres_store import PostgresStore  # psycopg only where it is used
-        return PostgresStore(location)
-    from harness_bank.sqlite_store import SqliteStore
-    return SqliteStore(location)
 
 
 def now() -> float:

@@ -8,7 +8,6 @@ import shutil
 import statistics
 import threading
 from collections import Counter, defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +15,7 @@ import numpy as np
 from harness_bank.admission import AdmissionPolicy, Decision, Stats
 from harness_bank.embedder import DIM, Embedder, digest
 from harness_bank.index import VectorIndex
-from harness_bank.router import ArmEvidence
+from harness_bank.records import ArmEvidence, HarnessRecord, Hit, Incumbent, Outcome, Rollback, RunRecord
 from harness_bank.store import describe, now
 from harness_bank.store_factory import open_store
 
@@ -31,99 +30,6 @@ def shared_embedder() -> Embedder:
         if _SHARED_EMBEDDER is None:
             _SHARED_EMBEDDER = Embedder()
         return _SHARED_EMBEDDER
-
-
-@dataclass
-class Outcome:
-    harness_id: str
-    task_id: str
-    task_text: str
-    reward: float
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    wall_s: float
-    verdict: str = ""
-    cluster: str | None = None
-    task_type: str | None = None
-    tags: tuple[str, ...] = ()
-    source: str = "run"  # run | feedback
-    answer: str | None = None  # what the harness answered (None: no answer)
-    trace: str = ""  # its last steps, trimmed: what reflective mutation reads
-    delivery: str | None = None  # the queue delivery it came from: recorded once, however often redelivered
-    run_id: str | None = None  # the server run it is the outcome of (see record_run): one outcome per run
-
-
-
-@dataclass
-class RunRecord:
-    """What a server run was: an outcome reported later under its id lands on its harness, task and
-    cluster. Its cost is what the server measured (None where it did not execute the harness)."""
-
-    run_id: str
-    harness_id: str
-    task_id: str
-    task_text: str
-    cluster: str
-    route: str
-    task_type: str | None = None
-    tags: tuple[str, ...] = ()
-    answer: str | None = None
-    trace: str = ""
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    wall_s: float | None = None
-    outcomes: int = 0  # recorded for it so far: 0 or 1
-
-    def outcome(self, reward: float, verdict: str, prompt_tokens: int | None, completion_tokens: int | None,
-                wall_s: float) -> Outcome:
-        """Feedback on this run as the bank's evidence."""
-        return Outcome(self.harness_id, self.task_id, self.task_text, reward, prompt_tokens,
-                       completion_tokens, wall_s,
-                       verdict, self.cluster, self.task_type, self.tags, "feedback", self.answer, self.trace,
-                       run_id=self.run_id)
-
-
-@dataclass
-class Hit:
-    harness_id: str
-    name: str
-    score: float
-    similarity: float
-    prior_reward: float | None
-    prior_runs: int
-
-
-@dataclass(frozen=True)
-class HarnessRecord:
-    """A stored harness: its spec as stored, and the envelope fields the bank keeps beside it."""
-
-    id: str
-    name: str
-    description: str
-    parent_id: str | None
-    origin: str
-    generator: str
-    created_at: float
-    spec: dict
-
-
-@dataclass(frozen=True)
-class Incumbent:
-    """A cluster's incumbent and its record there."""
-
-    cluster: str
-    harness_id: str
-    since: float
-    runs: int
-    mean_reward: float | None
-    mean_tokens: float | None  # None: some token count unknown
-
-
-@dataclass(frozen=True)
-class Rollback:
-    cluster: str
-    restored: str  # the incumbent again
-    replaced: str  # the one it replaces
 
 
 class BankError(ValueError):
@@ -284,8 +190,9 @@ class HarnessBank:
 
     @staticmethod
     def _harness_record(row) -> HarnessRecord:
-        return HarnessRecord(row["id"], row["name"], row["description"], row["parent_id"], row["origin"],
-                             row["generator"], row["created_at"], json.loads(row["spec"]))
+        return HarnessRecord(id=row["id"], name=row["name"], description=row["description"],
+                             parent_id=row["parent_id"], origin=row["origin"], generator=row["generator"],
+                             created_at=row["created_at"], spec=json.loads(row["spec"]))
 
     def list_harnesses(self, origin: str | None = None, limit: int = 1000,
                        offset: int = 0) -> list[HarnessRecord]:
@@ -392,8 +299,9 @@ class HarnessBank:
             weight = sum(s for s, _ in seen)
             prior = sum(s * r for s, r in seen) / weight if seen else None
             earned = (weight * (prior or 0.0) + base) / (weight + 1)
-            hits.append(Hit(harness_id, names[harness_id], round(earned, 4), round(sim, 4),
-                            None if prior is None else round(prior, 4), len(seen)))
+            hits.append(Hit(harness_id=harness_id, name=names[harness_id], score=round(earned, 4),
+                            similarity=round(sim, 4), prior_reward=None if prior is None else round(prior, 4),
+                            prior_runs=len(seen)))
         hits.sort(key=lambda h: (-round(h.score, 2), -h.similarity, h.harness_id))
         return hits[:k]
 
@@ -437,11 +345,11 @@ class HarnessBank:
             tokens = next((r["tokens"] for r in (here, there) if r is not None and r["n"]), None)
             known = next((r["known"] == r["n"] for r in (here, there) if r is not None and r["n"]), False)
             arms.append(ArmEvidence(
-                hid, meta[hid]["name"], meta[hid]["origin"], here["n"] if here else 0,
-                here["rewards"] if here else 0.0,
-                weight, sum(s * r for s, r in seen) / weight if seen else None,
-                there["n"] if there else 0, there["reward"] if there else None,
-                tokens if known else None, similarity.get(hid, 0.0)))
+                harness_id=hid, name=meta[hid]["name"], origin=meta[hid]["origin"],
+                runs=here["n"] if here else 0, reward_sum=here["rewards"] if here else 0.0,
+                near_weight=weight, near_reward=sum(s * r for s, r in seen) / weight if seen else None,
+                global_runs=there["n"] if there else 0, global_reward=there["reward"] if there else None,
+                mean_tokens=tokens if known else None, similarity=similarity.get(hid, 0.0)))
         runs = sum(a.runs for a in arms)
         base = (sum(a.reward_sum for a in arms) / runs if runs
                 else statistics.fmean(row["reward"] for row, _ in near) if near else 0.5)
@@ -562,9 +470,11 @@ class HarnessBank:
         if not rows:
             raise BankError(f"unknown run id {run_id!r}")
         r = rows[0]
-        return RunRecord(r["id"], r["harness_id"], r["task_id"], r["task_text"], r["cluster"], r["route"],
-                         r["task_type"], tuple(json.loads(r["tags"])), r["answer"], r["trace"],
-                         r["prompt_tokens"], r["completion_tokens"], r["wall_s"], r["outcomes"])
+        return RunRecord(run_id=r["id"], harness_id=r["harness_id"], task_id=r["task_id"],
+                         task_text=r["task_text"], cluster=r["cluster"], route=r["route"],
+                         task_type=r["task_type"], tags=tuple(json.loads(r["tags"])), answer=r["answer"],
+                         trace=r["trace"], prompt_tokens=r["prompt_tokens"],
+                         completion_tokens=r["completion_tokens"], wall_s=r["wall_s"], outcomes=r["outcomes"])
 
     def _lock_cluster(self, db, cluster: str) -> None:
         self.store.lock(db, f"cluster:{cluster}")
@@ -602,8 +512,9 @@ class HarnessBank:
         if not rows:
             return None
         stats = self.cluster_stats(cluster, rows[0]["harness_id"])
-        return Incumbent(cluster, rows[0]["harness_id"], rows[0]["since"], stats.n if stats else 0,
-                         stats.mean_reward if stats else None, stats.mean_tokens if stats else None)
+        return Incumbent(cluster=cluster, harness_id=rows[0]["harness_id"], since=rows[0]["since"],
+                         runs=stats.n if stats else 0, mean_reward=stats.mean_reward if stats else None,
+                         mean_tokens=stats.mean_tokens if stats else None)
 
     def incumbents(self) -> list[Incumbent]:
         return [self.incumbent(r[0])
@@ -633,7 +544,7 @@ class HarnessBank:
             db.execute("INSERT INTO decisions (cluster, candidate_id, previous_id, kind, reason, decided_at) "
                        "VALUES (?, ?, ?, 'rollback', ?, ?)",
                        (cluster, previous, current[0], f"rollback: {current[0]} -> {previous}", now()))
-        return Rollback(cluster, previous, current[0])
+        return Rollback(cluster=cluster, restored=previous, replaced=current[0])
 
     def stats(self) -> dict:
         count = lambda sql: self.store.query(sql)[0][0]  # noqa: E731

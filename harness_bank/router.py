@@ -22,6 +22,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from harness_bank.records import ArmEvidence, ArmSummary
+
 RouteKind = Literal["exploit", "explore", "synthesize"]
 
 
@@ -38,23 +40,6 @@ class RouterConfig(BaseModel):
                                    description="evidence (outcomes) at which that share has halved")
     synth_floor: float = Field(0.05, ge=0, le=1, description="exploration by synthesis never stops entirely")
     tie_margin: float = Field(0.02, ge=0, le=1, description="draws this close are a tie: fewer tokens wins")
-
-
-@dataclass(frozen=True)
-class ArmEvidence:
-    """What the bank knows of one harness for one task: the bank gathers it, the router weighs it."""
-
-    harness_id: str
-    name: str
-    origin: str
-    runs: int = 0                     # outcomes in this cluster
-    reward_sum: float = 0.0
-    near_weight: float = 0.0          # similarity-weighted outcomes on the nearest past tasks, other clusters
-    near_reward: float | None = None  # their similarity-weighted mean reward
-    global_runs: int = 0              # outcomes of the harness in other clusters
-    global_reward: float | None = None
-    mean_tokens: float | None = None  # unknown stays unknown: it never passes for the cheapest
-    similarity: float = 0.0           # of its description to the task (ties only)
 
 
 @dataclass(frozen=True)
@@ -81,22 +66,9 @@ class Arm:
 
     def summary(self) -> ArmSummary:
         e = self.evidence
-        return ArmSummary(e.harness_id, e.name, e.runs, round(self.mean, 4), round(self.prior_mean, 4),
-                          round(self.prior_weight, 3), e.mean_tokens, e.similarity)
-
-
-@dataclass(frozen=True)
-class ArmSummary:
-    """An arm as a route reports it: the posterior rounded for reading."""
-
-    harness_id: str
-    name: str
-    runs: int  # outcomes in this cluster
-    mean: float  # posterior mean reward
-    prior_mean: float
-    prior_weight: float
-    mean_tokens: float | None  # None: unknown
-    similarity: float
+        return ArmSummary(harness_id=e.harness_id, name=e.name, runs=e.runs, mean=round(self.mean, 4),
+                          prior_mean=round(self.prior_mean, 4), prior_weight=round(self.prior_weight, 3),
+                          mean_tokens=e.mean_tokens, similarity=e.similarity)
 
 
 @dataclass

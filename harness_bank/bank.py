@@ -16,6 +16,7 @@ from harness_bank.admission import AdmissionPolicy, Decision, Stats
 from harness_bank.embedder import DIM, Embedder, digest
 from harness_bank.index import VectorIndex
 from harness_bank.records import ArmEvidence, HarnessRecord, Hit, Incumbent, Outcome, Rollback, RunRecord
+from harness_bank.router import UNKNOWN_BASE, base_rate, near_record, neighbourhood_base, shrunk
 from harness_bank.store import describe, now
 from harness_bank.store_factory import open_store
 
@@ -290,15 +291,14 @@ class HarnessBank:
         evidence: dict[str, list[tuple[float, float]]] = defaultdict(list)
         for row, sim in near:
             evidence[row["harness_id"]].append((sim, row["reward"]))
-        base = statistics.fmean(row["reward"] for row, _ in near) if near else 0.5
+        base = neighbourhood_base([row["reward"] for row, _ in near])
         hits = []
         for harness_id, sim in zip(ids, (matrix @ query).tolist()):
             if harness_id not in offered or harness_id in exclude:
                 continue
             seen = evidence.get(harness_id, [])
-            weight = sum(s for s, _ in seen)
-            prior = sum(s * r for s, r in seen) / weight if seen else None
-            earned = (weight * (prior or 0.0) + base) / (weight + 1)
+            weight, prior = near_record(seen)
+            earned = shrunk(prior or 0.0, weight, base)
             hits.append(Hit(harness_id=harness_id, name=names[harness_id], score=round(earned, 4),
                             similarity=round(sim, 4), prior_reward=None if prior is None else round(prior, 4),
                             prior_runs=len(seen)))
@@ -308,7 +308,7 @@ class HarnessBank:
     def arm_evidence(self, task_text: str, cluster: str, references: int) -> tuple[list[ArmEvidence], float]:
         """What a router needs for one task: every harness with outcomes in its cluster and the top
         references, each with its record here, on the nearest past tasks of other clusters and
-        elsewhere; and the base reward (the cluster's mean, else the neighbourhood's, else 0.5).
+        elsewhere; and the task's base rate (see router.base_rate).
         Harnesses rolled back in this cluster are left out: an operator retired them."""
         query = self.embedder.embed_one(task_text)
         near = self._near(query)
@@ -322,7 +322,7 @@ class HarnessBank:
             (cluster,)) if r["harness_id"] not in retired}
         ids = list(dict.fromkeys([*local, *(h.harness_id for h in hits)]))
         if not ids:
-            return [], 0.5
+            return [], UNKNOWN_BASE
         marks = ",".join("?" * len(ids))
         elsewhere = {r["harness_id"]: r for r in self.store.query(
             "SELECT harness_id, COUNT(*) AS n, AVG(reward) AS reward, AVG(prompt_tokens + "
@@ -341,19 +341,16 @@ class HarnessBank:
         arms = []
         for hid in ids:
             here, there, seen = local.get(hid), elsewhere.get(hid), near_out.get(hid, [])
-            weight = sum(s for s, _ in seen)
+            weight, mean = near_record(seen)
             tokens = next((r["tokens"] for r in (here, there) if r is not None and r["n"]), None)
             known = next((r["known"] == r["n"] for r in (here, there) if r is not None and r["n"]), False)
             arms.append(ArmEvidence(
                 harness_id=hid, name=meta[hid]["name"], origin=meta[hid]["origin"],
                 runs=here["n"] if here else 0, reward_sum=here["rewards"] if here else 0.0,
-                near_weight=weight, near_reward=sum(s * r for s, r in seen) / weight if seen else None,
+                near_weight=weight, near_reward=mean,
                 global_runs=there["n"] if there else 0, global_reward=there["reward"] if there else None,
                 mean_tokens=tokens if known else None, similarity=similarity.get(hid, 0.0)))
-        runs = sum(a.runs for a in arms)
-        base = (sum(a.reward_sum for a in arms) / runs if runs
-                else statistics.fmean(row["reward"] for row, _ in near) if near else 0.5)
-        return arms, base
+        return arms, base_rate(arms, [row["reward"] for row, _ in near])
 
     def has_outcome(self, harness_id: str, task_id: str) -> bool:
         return bool(self.store.query("SELECT 1 FROM outcomes WHERE harness_id = ? AND task_id = ? LIMIT 1",

@@ -29,7 +29,7 @@ import psycopg
 import redis
 
 from harness_bank import HarnessBank, Outcome
-from harness_bank.bank import shared_embedder
+from harness_bank.embedder import shared_embedder
 from jitagent.catalog import load_seeds, seed_bank
 from jitagent.fleet.services import create_database, local_postgres, local_redis
 from jitagent.spec import parse_spec

@@ -4,6 +4,7 @@
 The bank owns `Outcome`, `RunRecord`, `HarnessRecord`, `Hit`, `Incumbent` and `Rollback`: what it
 stores and what it reads back. The router (harness_bank/router.py) owns `ArmEvidence` and `ArmSummary`:
 the bank gathers an arm's evidence for it, the router weighs it and reports the posterior.
+`BankError` is the bank's refusal of a request.
 """
 
 from __future__ import annotations
@@ -134,3 +135,6 @@ class ArmSummary:
     mean_tokens: float | None  # None: unknown
     similarity: float
 
+
+class BankError(ValueError):
+    """A request the bank cannot honour (unknown id, invalid outcome); nothing was written."""

@@ -1,17 +1,17 @@
 """Where the bank keeps its tables: SQLite (one file, the embedded default) or PostgreSQL (one
 database that many replicas share).
 
-The bank writes one SQL for both (`?` placeholders, RETURNING, ON CONFLICT); a store supplies what
-differs: connections and transactions, locks that serialize writers across processes, the
-migrations' column types, and news of what other processes committed. store_factory.py opens the
-store a location names.
+The bank writes one SQL for both (`?` placeholders, RETURNING, ON CONFLICT), with the few pieces
+here that its modules share; a store supplies what differs: connections and transactions, locks
+that serialize writers across processes, the migrations' column types, and news of what other
+processes committed. store_factory.py opens the store a location names.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from contextlib import AbstractContextManager
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -19,6 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 from harness_bank.migrations import MIGRATIONS, statements
 
 URL_SCHEMES = ("postgresql://", "postgres://")
+TOKENS = "prompt_tokens + completion_tokens"  # a run's tokens, summed in SQL: NULL (unknown) + n is NULL
 
 
 class StoreUnavailable(RuntimeError):
@@ -99,6 +100,16 @@ def describe(location: str | Path) -> str:
         return str(location)
     host = parts.netloc.rpartition("@")[2]
     return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+
+
+def placeholders(values: Collection) -> str:
+    """The `?` of an `IN (...)` list, one per value."""
+    return ",".join("?" * len(values))
+
+
+def insert(table: str, columns: Collection[str]) -> str:
+    """`INSERT INTO table (columns) VALUES (?, ...)`: the caller writes each value beside its column."""
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({placeholders(columns)})"
 
 
 def now() -> float:

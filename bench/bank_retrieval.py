@@ -61,7 +61,9 @@ def end_to_end(n_outcomes: int = 1000) -> dict:
         bank.embedder.embed(texts)  # warm the cache: measure the store and index, not MiniLM
         start = time.perf_counter()
         for i, text in enumerate(texts):
-            bank.record_outcome(Outcome(harness, f"t{i}", text, float(i % 2), 50, 50, 1.0, cluster="c"))
+            bank.record_outcome(Outcome(harness_id=harness, task_id=f"t{i}", task_text=text,
+                                        reward=float(i % 2), prompt_tokens=50, completion_tokens=50,
+                                        wall_s=1.0, cluster="c"))
         insert_rate = n_outcomes / (time.perf_counter() - start)
         latencies = []
         for i in range(200):

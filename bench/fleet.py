@@ -29,7 +29,7 @@ import psycopg
 import redis
 
 from harness_bank import HarnessBank, Outcome
-from harness_bank.bank import shared_embedder
+from harness_bank.embedder import shared_embedder
 from jitagent.catalog import load_seeds, seed_bank
 from jitagent.fleet.services import create_database, local_postgres, local_redis
 from jitagent.spec import parse_spec
@@ -111,8 +111,9 @@ def sync_delays(url: str, samples: int) -> list[float]:
         if i % 2 == 0 and harnesses:
             a.add_harness(harnesses.pop())
         else:
-            a.record_outcome(Outcome(load_seeds()["react"].id, f"s{i}", texts.pop(), 1.0, 10, 10, 0.1,
-                                     cluster="sync"))
+            a.record_outcome(Outcome(harness_id=load_seeds()["react"].id, task_id=f"s{i}",
+                                     task_text=texts.pop(), reward=1.0, prompt_tokens=10,
+                                     completion_tokens=10, wall_s=0.1, cluster="sync"))
         assert b.wait_synced(a.watermark, 10)
         delays.append((time.perf_counter() - start) * 1000)
     a.close()
@@ -123,8 +124,10 @@ def sync_delays(url: str, samples: int) -> list[float]:
 def admissions(banks: list[HarnessBank], n: int) -> tuple[float, list[float]]:
     """Outcomes per second and each one's milliseconds, one thread per entry of `banks` writing at once."""
     seeds = list(load_seeds().values())
-    work = [[Outcome(seeds[(j + i) % 4].id, f"a{j}-{i}", f"Add {i} and {j} together.", float(i % 3 > 0),
-                     20 + i % 7, 10, 0.2, cluster=f"admit{i % 3}") for i in range(n // len(banks))]
+    work = [[Outcome(harness_id=seeds[(j + i) % 4].id, task_id=f"a{j}-{i}",
+                     task_text=f"Add {i} and {j} together.", reward=float(i % 3 > 0),
+                     prompt_tokens=20 + i % 7, completion_tokens=10, wall_s=0.2, cluster=f"admit{i % 3}")
+             for i in range(n // len(banks))]
             for j in range(len(banks))]
     shared_embedder().embed([o.task_text for outcomes in work for o in outcomes])
     latencies: list[float] = []

@@ -6,7 +6,8 @@ This package knows nothing of models, the runtime or the server.
 """
 
 from harness_bank.admission import AdmissionPolicy, Decision, Stats
-from harness_bank.bank import HarnessBank, HarnessRecord, Hit, Incumbent, Outcome, Rollback, RunRecord
+from harness_bank.bank import HarnessBank
+from harness_bank.records import HarnessRecord, Hit, Incumbent, Outcome, Rollback, RunRecord
 
 __all__ = ["AdmissionPolicy", "Decision", "HarnessBank", "HarnessRecord", "Hit", "Incumbent", "Outcome",
            "Rollback", "RunRecord", "Stats"]

@@ -64,3 +64,16 @@ class Embedder:
 
     def embed_one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
+
+
+_SHARED: Embedder | None = None
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_embedder() -> Embedder:
+    """One embedding model per process (loading it costs seconds)."""
+    global _SHARED
+    with _SHARED_LOCK:
+        if _SHARED is None:
+            _SHARED = Embedder()
+        return _SHARED

@@ -20,6 +20,12 @@ import numpy as np
 from harness_bank.embedder import DIM
 
 
+def as_matrix(blobs: list[bytes]) -> np.ndarray:
+    """Vectors as the database stores them (float32 bytes), one per row; (0, DIM) for none."""
+    return (np.stack([np.frombuffer(b, dtype=np.float32) for b in blobs]) if blobs
+            else np.zeros((0, DIM), np.float32))
+
+
 def new_index(kind: str = "hnsw") -> faiss.Index:
     if kind == "flat":
         inner = faiss.IndexFlatIP(DIM)

@@ -11,16 +11,23 @@ where the prior comes from the harness's reward on the nearest past tasks outsid
 arms whose draws lie within `tie_margin` of the best count as tied and the one with fewer tokens
 wins. The route says why: `exploit` (the arm with the best posterior mean), `explore` (another arm
 drawn by Thompson sampling) or `synthesize` (the share for new variants came up).
+
+All the arithmetic of that model is here: the similarity-weighted record on the nearest past tasks,
+the base rate, the shrinkage, the posterior. The bank only gathers the facts (its retrieval ranks
+with the same near-task record and shrinkage).
 """
 
 from __future__ import annotations
 
 import math
 import random
+import statistics
 from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic import BaseModel, Field
+
+from harness_bank.records import ArmEvidence, ArmSummary
 
 RouteKind = Literal["exploit", "explore", "synthesize"]
 
@@ -40,21 +47,31 @@ class RouterConfig(BaseModel):
     tie_margin: float = Field(0.02, ge=0, le=1, description="draws this close are a tie: fewer tokens wins")
 
 
-@dataclass(frozen=True)
-class ArmEvidence:
-    """What the bank knows of one harness for one task: the bank gathers it, the router weighs it."""
+UNKNOWN_BASE = 0.5  # the base reward where nothing at all is known
 
-    harness_id: str
-    name: str
-    origin: str
-    runs: int = 0                     # outcomes in this cluster
-    reward_sum: float = 0.0
-    near_weight: float = 0.0          # similarity-weighted outcomes on the nearest past tasks, other clusters
-    near_reward: float | None = None  # their similarity-weighted mean reward
-    global_runs: int = 0              # outcomes of the harness in other clusters
-    global_reward: float | None = None
-    mean_tokens: float | None = None  # unknown stays unknown: it never passes for the cheapest
-    similarity: float = 0.0           # of its description to the task (ties only)
+
+def near_record(seen: list[tuple[float, float]]) -> tuple[float, float | None]:
+    """A harness's record on the nearest past tasks, from its (similarity, reward) on each: the weight
+    (the similarities summed) and the similarity-weighted mean reward (None: no such task)."""
+    weight = sum(s for s, _ in seen)
+    return weight, (sum(s * r for s, r in seen) / weight if seen else None)
+
+
+def neighbourhood_base(rewards: list[float]) -> float:
+    """The mean reward on the nearest past tasks (UNKNOWN_BASE without any)."""
+    return statistics.fmean(rewards) if rewards else UNKNOWN_BASE
+
+
+def base_rate(evidence: list[ArmEvidence], near_rewards: list[float]) -> float:
+    """A task's base reward, the prior of a harness with no record at all: the mean reward of the arms
+    in its cluster, else of its nearest past tasks, else UNKNOWN_BASE."""
+    runs = sum(e.runs for e in evidence)
+    return sum(e.reward_sum for e in evidence) / runs if runs else neighbourhood_base(near_rewards)
+
+
+def shrunk(mean: float, weight: float, toward: float) -> float:
+    """`mean`, observed with `weight`, shrunk toward `toward` by one pseudo-observation."""
+    return (weight * mean + toward) / (weight + 1)
 
 
 @dataclass(frozen=True)
@@ -81,22 +98,9 @@ class Arm:
 
     def summary(self) -> ArmSummary:
         e = self.evidence
-        return ArmSummary(e.harness_id, e.name, e.runs, round(self.mean, 4), round(self.prior_mean, 4),
-                          round(self.prior_weight, 3), e.mean_tokens, e.similarity)
-
-
-@dataclass(frozen=True)
-class ArmSummary:
-    """An arm as a route reports it: the posterior rounded for reading."""
-
-    harness_id: str
-    name: str
-    runs: int  # outcomes in this cluster
-    mean: float  # posterior mean reward
-    prior_mean: float
-    prior_weight: float
-    mean_tokens: float | None  # None: unknown
-    similarity: float
+        return ArmSummary(harness_id=e.harness_id, name=e.name, runs=e.runs, mean=round(self.mean, 4),
+                          prior_mean=round(self.prior_mean, 4), prior_weight=round(self.prior_weight, 3),
+                          mean_tokens=e.mean_tokens, similarity=e.similarity)
 
 
 @dataclass
@@ -113,13 +117,12 @@ class Router:
         self.config = config or RouterConfig()
 
     def arms(self, evidence: list[ArmEvidence], base: float) -> list[Arm]:
-        """Posterior per arm. `base`: the mean reward of the task's neighbourhood (0.5 when unknown),
-        the prior of a harness that has no record at all."""
+        """Posterior per arm. `base`: the task's base rate (see `base_rate`), the prior of a harness
+        that has no record at all."""
         cfg = self.config
         arms = []
         for e in evidence:
-            anchor = base if e.global_reward is None else (
-                (e.global_runs * e.global_reward + base) / (e.global_runs + 1))
+            anchor = base if e.global_reward is None else shrunk(e.global_reward, e.global_runs, base)
             near = min(e.near_weight, cfg.prior_weight)
             weights = near + cfg.global_weight
             prior = ((near * (e.near_reward or 0.0) + cfg.global_weight * anchor) / weights if weights

@@ -1,16 +1,17 @@
 """Where the bank keeps its tables: SQLite (one file, the embedded default) or PostgreSQL (one
 database that many replicas share).
 
-The bank writes one SQL for both (`?` placeholders, RETURNING, ON CONFLICT); a store supplies what
-differs: connections and transactions, locks that serialize writers across processes, the
-migrations' column types, and news of what other processes committed.
+The bank writes one SQL for both (`?` placeholders, RETURNING, ON CONFLICT), with the few pieces
+here that its modules share; a store supplies what differs: connections and transactions, locks
+that serialize writers across processes, the migrations' column types, and news of what other
+processes committed. store_factory.py opens the store a location names.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from contextlib import AbstractContextManager
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -18,6 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 from harness_bank.migrations import MIGRATIONS, statements
 
 URL_SCHEMES = ("postgresql://", "postgres://")
+TOKENS = "prompt_tokens + completion_tokens"  # a run's tokens, summed in SQL: NULL (unknown) + n is NULL
 
 
 class StoreUnavailable(RuntimeError):
@@ -100,13 +102,14 @@ def describe(location: str | Path) -> str:
     return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
 
 
-def open_store(location: str | Path) -> Store:
-    """A `postgresql://` URL opens PostgreSQL; anything else is an SQLite file."""
-    if is_url(location):
-        from harness_bank.postgres_store import PostgresStore  # psycopg only where it is used
-        return PostgresStore(location)
-    from harness_bank.sqlite_store import SqliteStore
-    return SqliteStore(location)
+def placeholders(values: Collection) -> str:
+    """The `?` of an `IN (...)` list, one per value."""
+    return ",".join("?" * len(values))
+
+
+def insert(table: str, columns: Collection[str]) -> str:
+    """`INSERT INTO table (columns) VALUES (?, ...)`: the caller writes each value beside its column."""
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({placeholders(columns)})"
 
 
 def now() -> float:

@@ -102,20 +102,10 @@ def report_harness(
     cluster = bank.cluster_for(task_text, task_type, tags)
     return _record(
         bank,
-        Outcome(
-            harness_id,
-            task_id or "external",
-            task_text,
-            report.reward,
-            report.prompt_tokens,
-            report.completion_tokens,
-            report.wall_s,
-            report.detail,
-            cluster,
-            task_type,
-            tags,
-            source="feedback",
-        ),
+        Outcome(harness_id=harness_id, task_id=task_id or "external", task_text=task_text,
+                reward=report.reward, prompt_tokens=report.prompt_tokens,
+                completion_tokens=report.completion_tokens, wall_s=report.wall_s, verdict=report.detail,
+                cluster=cluster, task_type=task_type, tags=tags, source="feedback"),
     )
 
 

@@ -174,7 +174,8 @@ class JitPipeline:
         verified, its outcome through admission; the bank's decision, or None when there is none."""
         self.bank.add_harness(spec.model_dump(mode="json"))
         self.bank.record_run(RunRecord(
-            run_id, spec.id, task.id, task.prompt, cluster, route, task.type, tuple(task.tags),
+            run_id=run_id, harness_id=spec.id, task_id=task.id, task_text=task.prompt, cluster=cluster,
+            route=route, task_type=task.type, tags=tuple(task.tags),
             answer=run.answer if run else None, trace=last_steps(run) if run else "",
             prompt_tokens=run.cost.prompt_tokens if run else None,
             completion_tokens=run.cost.completion_tokens if run else None,

@@ -4,7 +4,7 @@ import pytest
 @pytest.fixture(scope="session")
 def embedder():
     """The real all-MiniLM-L6-v2 embedder, loaded once per test session."""
-    from harness_bank.bank import shared_embedder
+    from harness_bank.embedder import shared_embedder
 
     return shared_embedder()
 

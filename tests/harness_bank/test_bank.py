@@ -63,7 +63,8 @@ def test_invalid_outcomes_are_rejected_and_nothing_is_written(seeded_bank):
     with pytest.raises(BankError, match="reward"):
         seeded_bank.record_outcome(outcome("direct", 1.5))
     with pytest.raises(BankError, match="unknown harness"):
-        seeded_bank.record_outcome(Outcome("nope", "t", "x", 1.0, 1, 1, 1.0))
+        seeded_bank.record_outcome(Outcome(harness_id="nope", task_id="t", task_text="x", reward=1.0,
+                                           prompt_tokens=1, completion_tokens=1, wall_s=1.0))
     assert seeded_bank.stats() == before
 
 

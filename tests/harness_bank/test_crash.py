@@ -18,7 +18,9 @@ WRITER = textwrap.dedent("""
     print("ready", flush=True)
     i = 0
     while True:
-        bank.record_outcome(Outcome(harness, f"t{i}", f"task text {i}", 1.0, 10, 10, 0.1, cluster="c"))
+        bank.record_outcome(Outcome(harness_id=harness, task_id=f"t{i}", task_text=f"task text {i}",
+                                    reward=1.0, prompt_tokens=10, completion_tokens=10, wall_s=0.1,
+                                    cluster="c"))
         print(f"committed t{i}", flush=True)   # printed only after COMMIT returned
         i += 1
 """)

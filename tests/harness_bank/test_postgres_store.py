@@ -75,7 +75,8 @@ def test_bad_input_is_refused_in_one_line_and_nothing_is_written(both):
     with pytest.raises(BankError, match="reward"):
         postgres.record_outcome(outcome("direct", 1.5, "t"))
     with pytest.raises(BankError, match="unknown harness"):
-        postgres.record_outcome(Outcome("nope", "t", "x", 1.0, 1, 1, 1.0))
+        postgres.record_outcome(Outcome(harness_id="nope", task_id="t", task_text="x", reward=1.0,
+                                        prompt_tokens=1, completion_tokens=1, wall_s=1.0))
     with pytest.raises(BankError, match="pg_dump"):
         postgres.backup("/tmp/never-written.db")
     assert postgres.stats() == before

@@ -47,8 +47,9 @@ def test_a_harness_added_on_a_is_retrievable_on_b_within_the_bound(replicas):
     # an earned reward makes a synthesized harness retrievable; B's index finds the experience
     text = "convert 3 miles to kilometres, listing each conversion"
     for i in range(3):
-        a.record_outcome(Outcome(spec["envelope"]["id"], f"u{i}", f"{text} #{i}", 1.0, 10, 10, 0.1,
-                                 cluster="units"))
+        a.record_outcome(Outcome(harness_id=spec["envelope"]["id"], task_id=f"u{i}",
+                                 task_text=f"{text} #{i}", reward=1.0, prompt_tokens=10, completion_tokens=10,
+                                 wall_s=0.1, cluster="units"))
     assert b.wait_synced(a.watermark, SYNC_BOUND_S)
     assert spec["name"] in [h.name for h in b.search(text, k=3)]
     assert b.cluster_for(text + " #9") == "units"
@@ -61,8 +62,10 @@ def test_concurrent_admissions_from_two_replicas_decide_as_serial_ones(replicas,
     tokens = {"direct": 40, "program_of_thought": 20, "codeact": 8}  # each cheaper: promoted when tied
     plan = {0: [("direct", r) for r in (1, 0, 1, 1, 0, 1) * 4],
             1: [("program_of_thought", 1)] * 12 + [("codeact", r) for r in (1, 1, 1, 1, 0, 1) * 2]}
-    work = {replica: [Outcome(SEEDS[name].id, f"r{replica}-{i}", f"sum the list #{replica}-{i}",
-                              float(reward), tokens[name] + i % 3, 10, 0.5, cluster="lists")
+    work = {replica: [Outcome(harness_id=SEEDS[name].id, task_id=f"r{replica}-{i}",
+                              task_text=f"sum the list #{replica}-{i}", reward=float(reward),
+                              prompt_tokens=tokens[name] + i % 3, completion_tokens=10, wall_s=0.5,
+                              cluster="lists")
                       for i, (name, reward) in enumerate(steps)]
             for replica, steps in plan.items()}
     embedder.embed([o.task_text for outcomes in work.values() for o in outcomes])  # the loops are all bank
@@ -82,8 +85,10 @@ def test_concurrent_admissions_from_two_replicas_decide_as_serial_ones(replicas,
     serial = HarnessBank(tmp_path / "serial.db", embedder=embedder)
     seed_bank(serial)
     for row in applied:
-        serial.record_outcome(Outcome(row["harness_id"], row["task_id"], row["task_text"], row["reward"],
-                                      row["prompt_tokens"], row["completion_tokens"], row["wall_s"],
+        serial.record_outcome(Outcome(harness_id=row["harness_id"], task_id=row["task_id"],
+                                      task_text=row["task_text"], reward=row["reward"],
+                                      prompt_tokens=row["prompt_tokens"],
+                                      completion_tokens=row["completion_tokens"], wall_s=row["wall_s"],
                                       cluster="lists"))
     assert history(replicas[1]) == history(serial)
     assert sum(kind == "promote" for _, _, kind, _ in history(serial)) >= 2
@@ -96,11 +101,11 @@ def history(bank) -> list[tuple]:
 
 def test_concurrent_rollbacks_from_two_replicas_undo_two_promotions(replicas):
     a, b = replicas
-    for name in ("direct", "program_of_thought", "codeact"):  # three incumbents in turn
+    for name, tokens in (("direct", 300), ("program_of_thought", 200), ("codeact", 100)):  # three in turn
         for i in range(8):
-            a.record_outcome(Outcome(SEEDS[name].id, f"{name}{i}", f"sort the words #{i}", 1.0,
-                                     {"direct": 300, "program_of_thought": 200, "codeact": 100}[name], 0, 1.0,
-                                     cluster="words"))
+            a.record_outcome(Outcome(harness_id=SEEDS[name].id, task_id=f"{name}{i}",
+                                     task_text=f"sort the words #{i}", reward=1.0, prompt_tokens=tokens,
+                                     completion_tokens=0, wall_s=1.0, cluster="words"))
     assert a.incumbent("words").harness_id == SEEDS["codeact"].id
     barrier, done = threading.Barrier(2), []
 

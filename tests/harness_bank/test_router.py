@@ -19,7 +19,7 @@ def simulate(rates: dict[str, float], tasks: int, seed: int = 0, config: RouterC
     record = {name: [0, 0.0] for name in rates}
     pulls = []
     for _ in range(tasks):
-        evidence = [ArmEvidence(name, name, "seed", runs=n, reward_sum=s,
+        evidence = [ArmEvidence(harness_id=name, name=name, origin="seed", runs=n, reward_sum=s,
                                 mean_tokens=(tokens or {}).get(name))
                     for name, (n, s) in record.items()]
         runs = sum(n for n, _ in record.values())
@@ -63,9 +63,9 @@ def test_exploration_never_stops_entirely():
 
 def test_ties_go_to_fewer_tokens():
     router = Router(RouterConfig(synth_start=0, synth_floor=0, tie_margin=1.0))  # every draw a tie
-    evidence = [ArmEvidence("costly", "costly", "seed", 10, 8.0, mean_tokens=900),
-                ArmEvidence("cheap", "cheap", "seed", 10, 8.0, mean_tokens=300),
-                ArmEvidence("unknown", "unknown", "seed", 10, 8.0, mean_tokens=None)]
+    evidence = [ArmEvidence(harness_id=name, name=name, origin="seed", runs=10, reward_sum=8.0,
+                            mean_tokens=tokens)
+                for name, tokens in (("costly", 900), ("cheap", 300), ("unknown", None))]
     picks = {router.choose(evidence, 0.8, random.Random(s)).arm.evidence.name for s in range(20)}
     assert picks == {"cheap"}
 
@@ -75,8 +75,10 @@ def test_a_cold_clusters_priors_come_from_the_nearest_past_tasks(seeded_bank):
     for i in range(6):  # a neighbouring cluster where rewoo always wins and direct never does
         text = (f"A shop sells {i + 3} apples at 2 dollars each and {i + 5} pears at 3 dollars each. "
                 "Total cost?")
-        seeded_bank.record_outcome(Outcome(rewoo, f"r{i}", text, 1.0, 50, 50, 1.0, cluster="type:shop"))
-        seeded_bank.record_outcome(Outcome(direct, f"d{i}", text, 0.0, 50, 50, 1.0, cluster="type:shop"))
+        for harness, prefix, reward in ((rewoo, "r", 1.0), (direct, "d", 0.0)):
+            seeded_bank.record_outcome(Outcome(harness_id=harness, task_id=f"{prefix}{i}", task_text=text,
+                                               reward=reward, prompt_tokens=50, completion_tokens=50,
+                                               wall_s=1.0, cluster="type:shop"))
     task = "A farmer sells 7 apples at 2 dollars each and 4 pears at 3 dollars each. What is the total?"
     evidence, base = seeded_bank.arm_evidence(task, "type:new", references=3)
     arms = {a.evidence.harness_id: a for a in Router().arms(evidence, base)}

@@ -33,8 +33,9 @@ def pipeline(bank, meta_replies=(EDIT,), solver_replies=("print(17 * 23)",), rou
 
 def record(bank, name, reward, count, cluster="type:arithmetic", **kw):
     for i in range(count):
-        bank.record_outcome(Outcome(SEEDS[name].id, f"{name}{i}", f"What is {i} * 9 + {reward}?", reward, 10,
-                                    10, 0.1, cluster=cluster, **kw))
+        bank.record_outcome(Outcome(harness_id=SEEDS[name].id, task_id=f"{name}{i}",
+                                    task_text=f"What is {i} * 9 + {reward}?", reward=reward, prompt_tokens=10,
+                                    completion_tokens=10, wall_s=0.1, cluster=cluster, **kw))
 
 
 def test_cold_cluster_synthesizes_executes_verifies_and_records(seeded_bank):

@@ -10,7 +10,8 @@ from jitagent.v1 import jitagent_pb2 as pb
 from jitagent.verifiers import Verdict
 
 DIRECT = load_seeds()["direct"]
-ARM = ArmSummary(DIRECT.id, "direct", 2, 0.75, 0.5, 2.0, None, 0.3)
+ARM = ArmSummary(harness_id=DIRECT.id, name="direct", runs=2, mean=0.75, prior_mean=0.5, prior_weight=2.0,
+                 mean_tokens=None, similarity=0.3)
 
 
 def converted(event) -> tuple[str, object]:

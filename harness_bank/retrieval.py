@@ -1,0 +1,151 @@
+"""Retrieval and ranking: the harnesses for a task, and the evidence a router weighs them by.
+
+It only reads: the nearest past tasks (experiences) from the faiss index, their outcomes from the
+store, and the harnesses' description vectors (cached until the index takes in a new harness). It
+gathers facts; the arithmetic on them (near-task records, base rates, shrinkage) is the router's.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+
+import numpy as np
+
+from harness_bank.index import VectorIndex, as_matrix
+from harness_bank.records import ArmEvidence, Hit
+from harness_bank.router import UNKNOWN_BASE, base_rate, near_record, neighbourhood_base, shrunk
+from harness_bank.store import TOKENS, Store, placeholders
+
+RECORD = f"COUNT(*) AS n, AVG({TOKENS}) AS tokens, COUNT({TOKENS}) AS known"  # known < n: some unknown
+# a synthesized harness is offered only once it has earned reward somewhere
+EARNED = "EXISTS (SELECT 1 FROM outcomes o WHERE o.harness_id = h.id AND o.reward > 0)"
+
+Near = list[tuple[object, float]]  # (outcome row, similarity) of the nearest past tasks
+
+
+class Retrieval:
+    """Reads for one task, given as its embedding (`query`); the bank's facade embeds the text."""
+
+    NEIGHBOURS = 64          # experiences looked at per retrieval
+    EXPERIENCE_MIN_SIM = 0.5  # below this a past task says nothing about this one
+
+    def __init__(self, store: Store, index: VectorIndex):
+        self.store = store
+        self.index = index
+        self._cache_lock = threading.Lock()
+        self._description_cache: tuple[list[str], dict[str, str], np.ndarray] | None = None
+
+    def experiences(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """(outcome id, similarity) of the nearest past tasks."""
+        hits = self.index.search(vector, k + len(self._descriptions()[0]))
+        if not hits:
+            return []
+        vids = [vid for vid, _ in hits]
+        rows = self.store.query("SELECT vid, ref FROM vectors "
+                                f"WHERE kind = 'experience' AND vid IN ({placeholders(vids)})", tuple(vids))
+        refs = {r["vid"]: int(r["ref"]) for r in rows}
+        return [(refs[vid], sim) for vid, sim in hits if vid in refs][:k]
+
+    def search(self, query: np.ndarray, k: int) -> list[Hit]:
+        """Top-k harnesses for a task, ranked by the reward they earned on the nearest past tasks
+        (similarity-weighted, shrunk toward the neighbourhood's mean by one pseudo-outcome);
+        similarity of their description to the task only breaks ties. A synthesized harness is
+        offered only once it has earned reward somewhere."""
+        return self._rank(query, self._near(query), k)
+
+    def _near(self, query: np.ndarray) -> Near:
+        """(outcome row, similarity) of the nearest past tasks that say something about this one."""
+        near = [(oid, sim)
+                for oid, sim in self.experiences(query, self.NEIGHBOURS) if sim >= self.EXPERIENCE_MIN_SIM]
+        if not near:
+            return []
+        sims = dict(near)
+        rows = self.store.query("SELECT id, harness_id, reward, cluster FROM outcomes "
+                                f"WHERE id IN ({placeholders(sims)})", tuple(sims))
+        return [(r, sims[r["id"]]) for r in rows]
+
+    def _rank(self, query: np.ndarray, near: Near, k: int,
+              exclude: frozenset[str] = frozenset()) -> list[Hit]:
+        ids, names, matrix = self._descriptions()
+        if not ids:
+            return []
+        offered = {r[0] for r in self.store.query(
+            f"SELECT id FROM harnesses h WHERE origin = 'seed' OR {EARNED}")}
+        evidence: dict[str, list[tuple[float, float]]] = defaultdict(list)
+        for row, sim in near:
+            evidence[row["harness_id"]].append((sim, row["reward"]))
+        base = neighbourhood_base([row["reward"] for row, _ in near])
+        hits = []
+        for harness_id, sim in zip(ids, (matrix @ query).tolist()):
+            if harness_id not in offered or harness_id in exclude:
+                continue
+            seen = evidence.get(harness_id, [])
+            weight, prior = near_record(seen)
+            earned = shrunk(prior or 0.0, weight, base)
+            hits.append(Hit(harness_id=harness_id, name=names[harness_id], score=round(earned, 4),
+                            similarity=round(sim, 4), prior_reward=None if prior is None else round(prior, 4),
+                            prior_runs=len(seen)))
+        hits.sort(key=lambda h: (-round(h.score, 2), -h.similarity, h.harness_id))
+        return hits[:k]
+
+    def arm_evidence(self, query: np.ndarray, cluster: str, references: int,
+                     retired: set[str]) -> tuple[list[ArmEvidence], float]:
+        """What a router needs for one task: every harness with outcomes in its cluster and the top
+        `references`, each with its record here, on the nearest past tasks of other clusters and
+        elsewhere; and the task's base rate. The `retired` harnesses are left out."""
+        near = self._near(query)
+        hits = self._rank(query, near, references, exclude=frozenset(retired))
+        here = {r["harness_id"]: r for r in self.store.query(
+            f"SELECT harness_id, SUM(reward) AS rewards, {RECORD} "
+            "FROM outcomes "
+            "WHERE cluster = ? "
+            "GROUP BY harness_id", (cluster,)) if r["harness_id"] not in retired}
+        ids = list(dict.fromkeys([*here, *(h.harness_id for h in hits)]))
+        if not ids:
+            return [], UNKNOWN_BASE
+        there = {r["harness_id"]: r for r in self.store.query(
+            f"SELECT harness_id, AVG(reward) AS reward, {RECORD} "
+            "FROM outcomes "
+            f"WHERE cluster != ? AND harness_id IN ({placeholders(ids)}) "
+            "GROUP BY harness_id", (cluster, *ids))}
+        harnesses = {r["id"]: r for r in self.store.query(
+            f"SELECT id, name, origin FROM harnesses WHERE id IN ({placeholders(ids)})", tuple(ids))}
+        seen: dict[str, list[tuple[float, float]]] = defaultdict(list)
+        for row, sim in near:
+            if row["cluster"] != cluster:
+                seen[row["harness_id"]].append((sim, row["reward"]))
+        similarity = {h.harness_id: h.similarity for h in hits}
+        arms = [evidence_of(harnesses[hid], here.get(hid), there.get(hid), seen.get(hid, []),
+                            similarity.get(hid, 0.0)) for hid in ids]
+        return arms, base_rate(arms, [row["reward"] for row, _ in near])
+
+    def forget_descriptions(self) -> None:
+        with self._cache_lock:
+            self._description_cache = None
+
+    def _descriptions(self) -> tuple[list[str], dict[str, str], np.ndarray]:
+        """Harness description vectors, cached until the index takes in a new harness."""
+        with self._cache_lock:
+            if self._description_cache is None:
+                rows = self.store.query("SELECT v.ref, v.vector, h.name "
+                                        "FROM vectors v JOIN harnesses h ON h.id = v.ref "
+                                        "WHERE v.kind = 'harness' "
+                                        "ORDER BY v.vid")
+                self._description_cache = ([r["ref"] for r in rows], {r["ref"]: r["name"] for r in rows},
+                                           as_matrix([r["vector"] for r in rows]))
+            return self._description_cache
+
+
+def evidence_of(harness, here, there, seen: list[tuple[float, float]], similarity: float) -> ArmEvidence:
+    """One arm's evidence from its harness row, its record in the cluster (`here`) and outside it
+    (`there`), rows or None, and its (similarity, reward) on the nearest past tasks of other clusters.
+    Its mean tokens come from the first of its records with runs, unless some count there is unknown."""
+    weight, mean = near_record(seen)
+    records = [r for r in (here, there) if r is not None and r["n"]]
+    tokens = records[0]["tokens"] if records and records[0]["known"] == records[0]["n"] else None
+    return ArmEvidence(harness_id=harness["id"], name=harness["name"], origin=harness["origin"],
+                       runs=here["n"] if here else 0, reward_sum=here["rewards"] if here else 0.0,
+                       near_weight=weight, near_reward=mean, global_runs=there["n"] if there else 0,
+                       global_reward=there["reward"] if there else None, mean_tokens=tokens,
+                       similarity=similarity)

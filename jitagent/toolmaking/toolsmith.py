@@ -5,9 +5,9 @@ the writer did not see (LATM, CRAFT: verification is what makes a weak writer us
 For each stage (`solve`, then `answer`): split the labelled tasks into a few shown to the writer and the
 rest held out; write several drafts in one call; try each on the shown tasks and repair the best few from
 what they got wrong; try every draft on the held-out tasks; accept the best if its mean reward there beats
-the parent's by `min_gain` and it wins `min_net_wins` more tasks than it loses. A function that returns a constant or an answer
-it memorized from the shown tasks earns nothing on the held-out ones. An accepted `solve` stage is the
-parent for the `answer` stage that follows."""
+the parent's by `min_gain` and it wins `min_net_wins` more tasks than it loses. A function that returns a
+constant or an answer it memorized from the shown tasks earns nothing on the held-out ones. An accepted
+`solve` stage is the parent for the `answer` stage that follows."""
 
 from __future__ import annotations
 

@@ -111,15 +111,6 @@ class JitAgentClient:
             pb.SolveRequest(task=task_to_proto(task), n=n), timeout=timeout, metadata=self.metadata
         )
 
-    async def solve_result(
-        self, task: Task | str, n: int = 0, timeout: float | None = None
-    ) -> pb.SolveResult:
-        """`solve`, waiting for the result only."""
-        async for event in self.solve(task, n, timeout):
-            if event.HasField("result"):
-                return event.result
-        raise RuntimeError("the server ended the Solve stream without a result")
-
     async def stream(
         self, tasks: AsyncIterable[Task] | list[Task], n: int = 0, timeout: float | None = None
     ) -> AsyncIterator[pb.StreamTasksResponse]:

@@ -12,10 +12,6 @@ def data_dir() -> Path:
     return Path(os.environ.get("JITAGENT_DATA", Path.home() / ".jitagent"))
 
 
-def default_bank_path() -> Path:
-    return data_dir() / "bank.db"
-
-
 class DataDirError(ValueError):
     """A data dir or bank that cannot be used; the message is one line saying why."""
 

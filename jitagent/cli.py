@@ -150,17 +150,14 @@ def cmd_evolve(args) -> int:
 
     from jitagent.assembly import build_pipeline
     from jitagent.evolve import Evolver
-    from jitagent.paths import data_dir
+    from jitagent.paths import evolve_state
     from jitagent.pipeline import PipelineConfig
     from jitagent.tasks import load_suite
 
     pipeline = build_pipeline(bank_location(args), cache_dir=args.data_dir, meta_model=args.meta_model,
                               solver_model=args.solver_model, api_key=api_key(args), config=PipelineConfig())
     bank = pipeline.bank
-    # resumable state beside an SQLite bank; in the data dir for a shared one
-    state = (Path(str(bank.path) + ".evolve.jsonl") if bank.path
-             else (args.data_dir or data_dir()) / "evolve.jsonl")
-    evolver = Evolver(pipeline, state, args.minibatch, args.budget_s)
+    evolver = Evolver(pipeline, evolve_state(bank, args.data_dir), args.minibatch, args.budget_s)
     learn, score = load_suite(args.suite, "learn"), load_suite(args.suite, "score")
     steps = []
 

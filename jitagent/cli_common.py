@@ -166,9 +166,9 @@ def fill_defaults(args: argparse.Namespace, defaults: dict) -> None:
 
 def bank_location(args) -> str | Path:
     """The bank a command works on: `--bank`, else DATA_DIR/bank.db."""
-    from jitagent.paths import data_dir
+    from jitagent import paths
 
-    return args.bank or (args.data_dir or data_dir()) / "bank.db"
+    return paths.bank_location(args.bank, args.data_dir)
 
 
 def api_key(args) -> str | None:

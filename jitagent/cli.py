@@ -10,7 +10,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from jitagent import __version__
+from jitagent import __version__, bank_cli
+from jitagent.benchmark.arms import ARMS, DEFAULT_ARMS
 from jitagent.cli_common import (
     DEFAULTS,
     RUNTIME,
@@ -26,7 +27,11 @@ from jitagent.cli_common import (
     output,
     say,
     table,
+    top_k,
 )
+from jitagent.fleet import cli as fleet_cli
+from jitagent.server import cli as server_cli
+from jitagent.synthesis import cli as synthesis_cli
 
 console = Console()
 
@@ -181,22 +186,29 @@ def cmd_evolve(args) -> int:
     return 0
 
 
-def top_k(value: str) -> int | None:
-    """'all' → None; 'top:K' → K."""
-    if value == "all":
-        return None
-    if value.startswith("top:") and value[4:].isdigit() and int(value[4:]) > 0:
-        return int(value[4:])
-    raise argparse.ArgumentTypeError(f"expected 'all' or 'top:K' with K > 0, got {value!r}")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    from jitagent.benchmark.arms import ARMS, DEFAULT_ARMS
-
     parser = Parser(prog="jitagent", description="Just-in-time agent harness synthesis", parents=[common()])
     parser.add_argument("--version", action="version", version=f"jitagent {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_catalog_commands(sub)
+    _add_run_commands(sub)
+    for component in (bank_cli, synthesis_cli, server_cli, fleet_cli):  # the groups that live with their part
+        component.add_commands(sub)
+    _name_leaves(parser)
+    return parser
 
+
+def _name_leaves(parser: argparse.ArgumentParser) -> None:
+    """Every command knows its full name (`jitagent client solve`), for its messages."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                child.set_defaults(prog=child.prog)
+                _name_leaves(child)
+
+
+def _add_catalog_commands(sub) -> None:
+    """What ships: seeds, the spec's schema, suites, models."""
     p = sub.add_parser("seeds", help="list the seed harnesses", parents=[common(), output()])
     p.set_defaults(func=cmd_seeds)
     p = sub.add_parser("schema", help="print the HarnessSpec JSON schema", parents=[common()])
@@ -209,6 +221,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("models", help="assemble and verify the embedded models", parents=[common()])
     p.add_argument("action", choices=["prepare"])
     p.set_defaults(func=cmd_models)
+
+
+def _add_run_commands(sub) -> None:
+    """Harnesses over suites: run one, benchmark the arms, evolve a bank."""
     p = sub.add_parser("run", help="run a harness over a suite", parents=[
         common(), output("write the JSON report here too"), models(meta=False, old_model="solver_model")])
     p.add_argument("--harness", required=True, help="seed name or spec file")
@@ -245,34 +261,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="learn tasks a variant must win on against its parent")
     p.add_argument("--budget-s", type=float, default=60.0, help="wall-clock budget per run")
     p.set_defaults(func=cmd_evolve)
-    for extend in _extensions():
-        extend(sub)
-    _name_leaves(parser)
-    return parser
-
-
-def _name_leaves(parser: argparse.ArgumentParser) -> None:
-    """Every command knows its full name (`jitagent client solve`), for its messages."""
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for child in action.choices.values():
-                child.set_defaults(prog=child.prog)
-                _name_leaves(child)
-
-
-def _extensions():
-    """Sub-command groups that live with their component (bank, synthesis, server)."""
-    from importlib import import_module
-
-    found = []
-    for module in ("jitagent.bank_cli", "jitagent.synthesis.cli", "jitagent.server.cli",
-                   "jitagent.fleet.cli"):
-        try:
-            found.append(import_module(module).add_commands)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
-    return found
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -164,6 +164,15 @@ def fill_defaults(args: argparse.Namespace, defaults: dict) -> None:
             setattr(args, name, value)
 
 
+def top_k(value: str) -> int | None:
+    """An argparse type: 'all' → None; 'top:K' → K."""
+    if value == "all":
+        return None
+    if value.startswith("top:") and value[4:].isdigit() and int(value[4:]) > 0:
+        return int(value[4:])
+    raise argparse.ArgumentTypeError(f"expected 'all' or 'top:K' with K > 0, got {value!r}")
+
+
 def bank_location(args) -> str | Path:
     """The bank a command works on: `--bank`, else DATA_DIR/bank.db."""
     from jitagent import paths

@@ -125,7 +125,7 @@ def cmd_warm(args) -> int:
     bank = _open(args)
     seed_bank(bank)
     tasks = spread_over_types(load_suite(args.suite, args.split), args.limit)
-    runtime = Runtime(load_model(args.solver_model or args.meta_model, slot="solver", api_key=api_key(args)))
+    runtime = Runtime(load_model(args.solver_model, slot="solver", api_key=api_key(args)))
     seeds = load_seeds()
     first_pass = spread_over_types(tasks, len({t.type for t in tasks}))
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 
 from rich.console import Console
 
-from jitagent import __version__, bank_cli
+from jitagent import __version__, bank_cli, settings
 from jitagent.benchmark.arms import ARMS, DEFAULT_ARMS
 from jitagent.cli_common import (
-    DEFAULTS,
     RUNTIME,
     USAGE,
     Failure,
@@ -22,7 +22,6 @@ from jitagent.cli_common import (
     bank,
     bank_location,
     common,
-    fill_defaults,
     models,
     output,
     say,
@@ -109,7 +108,7 @@ def cmd_run(args) -> int:
 
     spec = resolve_harness(args.harness)
     tasks = spread_over_types(load_suite(args.suite, args.split), args.limit)
-    model = load_model(args.solver_model or args.meta_model, slot="solver", api_key=api_key(args))
+    model = load_model(args.solver_model, slot="solver", api_key=api_key(args))
     results = asyncio.run(run_tasks(Runtime(model), spec, tasks, seed=args.seed, progress=not args.json))
     summary = summarize(spec.name, results)
     report = {"summary": summary.to_dict(), "model": model.name, "results": [r.summary() for r in results]}
@@ -194,17 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_commands(sub)
     for component in (bank_cli, synthesis_cli, server_cli, fleet_cli):  # the groups that live with their part
         component.add_commands(sub)
-    _name_leaves(parser)
     return parser
-
-
-def _name_leaves(parser: argparse.ArgumentParser) -> None:
-    """Every command knows its full name (`jitagent client solve`), for its messages."""
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for child in action.choices.values():
-                child.set_defaults(prog=child.prog)
-                _name_leaves(child)
 
 
 def _add_catalog_commands(sub) -> None:
@@ -265,8 +254,8 @@ def _add_run_commands(sub) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    fill_defaults(args, DEFAULTS | getattr(args, "defaults", {}))
     try:
+        settings.resolve(args, os.environ)
         return args.func(args) or 0
     except KeyboardInterrupt:
         return 130
@@ -274,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             raise
         message, status = explain(exc)
-        say(f"{getattr(args, 'prog', 'jitagent')}: {message}")
+        say(f"{args.prog}: {message}")
         return status
 
 

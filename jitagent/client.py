@@ -9,12 +9,11 @@ from collections.abc import AsyncIterable, AsyncIterator
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from jitagent import DEFAULT_ADDRESS
 from jitagent.tasks import Task
 from jitagent.v1 import jitagent_pb2 as pb
 from jitagent.v1 import jitagent_pb2_grpc as pb_grpc
 from jitagent.wire import task_to_proto
-
-DEFAULT_ADDRESS = "127.0.0.1:50051"
 
 
 def channel_options(max_message_mb: int) -> list[tuple[str, int]]:

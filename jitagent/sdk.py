@@ -18,7 +18,8 @@ import grpc
 from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from jitagent.client import DEFAULT_ADDRESS, channel_options, report_request
+from jitagent import DEFAULT_ADDRESS
+from jitagent.client import channel_options, report_request
 from jitagent.tasks import Task, VerifierSpec, task_for
 from jitagent.v1 import jitagent_pb2 as pb
 from jitagent.v1 import jitagent_pb2_grpc as pb_grpc

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import logging
 import signal
 import sys
 
@@ -36,12 +35,13 @@ def cmd_worker(args) -> int:
     from jitagent.assembly import build_pipeline
     from jitagent.errors import one_line
     from jitagent.fleet.worker import Worker, WorkerConfig
+    from jitagent.logs import configure
     from jitagent.pipeline import PipelineConfig
     from jitagent.sandbox import reclaim_leftovers
     from jitagent.spec import format_validation_error
     from jitagent.synthesis.synthesize import SynthesisConfig
 
-    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
+    configure(args.log_format)
     chosen = {"name": args.name, "slots": args.slots, "claim_idle_s": args.claim_idle,
               "max_deliveries": args.max_deliveries, "task_timeout_s": args.task_timeout,
               "grace_s": args.grace}
@@ -146,6 +146,7 @@ def add_commands(sub) -> None:
     p.add_argument("--grace", type=float, help="seconds running tasks get on SIGTERM (10)")
     p.add_argument("--n", type=int, default=3, help="candidates per synthesis")
     p.add_argument("--no-dry-run", action="store_true")
+    settings.add_arguments(p, [settings.LOG_FORMAT])
     p.set_defaults(func=cmd_worker)
 
     shared = [common(), queue_options()]

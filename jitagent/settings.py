@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ def log_format(value: str) -> str:
 
 @dataclass(frozen=True)
 class Setting:
+    """An option that may also come from the environment (and serve's --config file)."""
     flag: str
     default: Any
     parse: Callable[[str], Any] | None  # None: a switch (true/false)
@@ -93,7 +94,7 @@ def add_arguments(parser: argparse.ArgumentParser, settings: Sequence[Setting], 
                             help="a TOML file of these settings (keys: the flags without dashes)")
 
 
-def resolve(args: argparse.Namespace, environ) -> None:
+def resolve(args: argparse.Namespace, environ: Mapping[str, str]) -> None:
     """Every setting the command line left out (it still holds its Setting) from the environment, then
     the --config file, then its default. Failure (usage) names a value that does not parse and where it
     came from."""

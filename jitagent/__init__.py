@@ -5,6 +5,7 @@ process. They are imported on first use, so `import jitagent` stays light.
 """
 
 __version__ = "0.2.0"
+DEFAULT_ADDRESS = "127.0.0.1:50051"  # where the clients look for a server unless told otherwise
 __all__ = ["JitAgent", "JitAgentClient", "JitAgentError", "JitPipeline", "__version__"]
 
 _HOMES = {"JitAgent": "jitagent.sdk", "JitAgentError": "jitagent.sdk", "JitAgentClient": "jitagent.client",

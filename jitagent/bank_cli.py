@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from rich.console import Console
 
-from jitagent.cli_common import api_key, bank_location, common, models, output, table
+from jitagent.cli_common import api_key, bank_location, common, models, output, table, top_k
 from jitagent.cli_common import bank as bank_options
 from jitagent.paths import open_bank
 
@@ -125,7 +125,7 @@ def cmd_warm(args) -> int:
     bank = _open(args)
     seed_bank(bank)
     tasks = spread_over_types(load_suite(args.suite, args.split), args.limit)
-    runtime = Runtime(load_model(args.solver_model or args.meta_model, slot="solver", api_key=api_key(args)))
+    runtime = Runtime(load_model(args.solver_model, slot="solver", api_key=api_key(args)))
     seeds = load_seeds()
     first_pass = spread_over_types(tasks, len({t.type for t in tasks}))
 
@@ -182,8 +182,6 @@ def add_commands(sub) -> None:
     add("rollback", cmd_rollback, "restore a cluster's previous incumbent").add_argument("cluster")
     add("reindex", cmd_reindex, "rebuild the faiss index from the database")
     add("stats", cmd_stats, "counts, index size, database size")
-    from jitagent.cli import top_k
-
     p = add("warm", cmd_warm, "record the seeds' outcomes on a suite's learn split (resumable)",
             models(meta=False))
     p.add_argument("--suite", required=True)

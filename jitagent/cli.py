@@ -5,14 +5,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 
 from rich.console import Console
 
-from jitagent import __version__
+from jitagent import __version__, bank_cli, settings
+from jitagent.benchmark.arms import ARMS, DEFAULT_ARMS
 from jitagent.cli_common import (
-    DEFAULTS,
     RUNTIME,
     USAGE,
     Failure,
@@ -21,12 +22,15 @@ from jitagent.cli_common import (
     bank,
     bank_location,
     common,
-    fill_defaults,
     models,
     output,
     say,
     table,
+    top_k,
 )
+from jitagent.fleet import cli as fleet_cli
+from jitagent.server import cli as server_cli
+from jitagent.synthesis import cli as synthesis_cli
 
 console = Console()
 
@@ -104,7 +108,7 @@ def cmd_run(args) -> int:
 
     spec = resolve_harness(args.harness)
     tasks = spread_over_types(load_suite(args.suite, args.split), args.limit)
-    model = load_model(args.solver_model or args.meta_model, slot="solver", api_key=api_key(args))
+    model = load_model(args.solver_model, slot="solver", api_key=api_key(args))
     results = asyncio.run(run_tasks(Runtime(model), spec, tasks, seed=args.seed, progress=not args.json))
     summary = summarize(spec.name, results)
     report = {"summary": summary.to_dict(), "model": model.name, "results": [r.summary() for r in results]}
@@ -150,17 +154,14 @@ def cmd_evolve(args) -> int:
 
     from jitagent.assembly import build_pipeline
     from jitagent.evolve import Evolver
-    from jitagent.paths import data_dir
+    from jitagent.paths import evolve_state
     from jitagent.pipeline import PipelineConfig
     from jitagent.tasks import load_suite
 
     pipeline = build_pipeline(bank_location(args), cache_dir=args.data_dir, meta_model=args.meta_model,
                               solver_model=args.solver_model, api_key=api_key(args), config=PipelineConfig())
     bank = pipeline.bank
-    # resumable state beside an SQLite bank; in the data dir for a shared one
-    state = (Path(str(bank.path) + ".evolve.jsonl") if bank.path
-             else (args.data_dir or data_dir()) / "evolve.jsonl")
-    evolver = Evolver(pipeline, state, args.minibatch, args.budget_s)
+    evolver = Evolver(pipeline, evolve_state(bank, args.data_dir), args.minibatch, args.budget_s)
     learn, score = load_suite(args.suite, "learn"), load_suite(args.suite, "score")
     steps = []
 
@@ -184,22 +185,19 @@ def cmd_evolve(args) -> int:
     return 0
 
 
-def top_k(value: str) -> int | None:
-    """'all' → None; 'top:K' → K."""
-    if value == "all":
-        return None
-    if value.startswith("top:") and value[4:].isdigit() and int(value[4:]) > 0:
-        return int(value[4:])
-    raise argparse.ArgumentTypeError(f"expected 'all' or 'top:K' with K > 0, got {value!r}")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    from jitagent.benchmark.arms import ARMS, DEFAULT_ARMS
-
     parser = Parser(prog="jitagent", description="Just-in-time agent harness synthesis", parents=[common()])
     parser.add_argument("--version", action="version", version=f"jitagent {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_catalog_commands(sub)
+    _add_run_commands(sub)
+    for component in (bank_cli, synthesis_cli, server_cli, fleet_cli):  # the groups that live with their part
+        component.add_commands(sub)
+    return parser
 
+
+def _add_catalog_commands(sub) -> None:
+    """What ships: seeds, the spec's schema, suites, models."""
     p = sub.add_parser("seeds", help="list the seed harnesses", parents=[common(), output()])
     p.set_defaults(func=cmd_seeds)
     p = sub.add_parser("schema", help="print the HarnessSpec JSON schema", parents=[common()])
@@ -212,6 +210,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("models", help="assemble and verify the embedded models", parents=[common()])
     p.add_argument("action", choices=["prepare"])
     p.set_defaults(func=cmd_models)
+
+
+def _add_run_commands(sub) -> None:
+    """Harnesses over suites: run one, benchmark the arms, evolve a bank."""
     p = sub.add_parser("run", help="run a harness over a suite", parents=[
         common(), output("write the JSON report here too"), models(meta=False, old_model="solver_model")])
     p.add_argument("--harness", required=True, help="seed name or spec file")
@@ -248,40 +250,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="learn tasks a variant must win on against its parent")
     p.add_argument("--budget-s", type=float, default=60.0, help="wall-clock budget per run")
     p.set_defaults(func=cmd_evolve)
-    for extend in _extensions():
-        extend(sub)
-    _name_leaves(parser)
-    return parser
-
-
-def _name_leaves(parser: argparse.ArgumentParser) -> None:
-    """Every command knows its full name (`jitagent client solve`), for its messages."""
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for child in action.choices.values():
-                child.set_defaults(prog=child.prog)
-                _name_leaves(child)
-
-
-def _extensions():
-    """Sub-command groups that live with their component (bank, synthesis, server)."""
-    from importlib import import_module
-
-    found = []
-    for module in ("jitagent.bank_cli", "jitagent.synthesis.cli", "jitagent.server.cli",
-                   "jitagent.fleet.cli"):
-        try:
-            found.append(import_module(module).add_commands)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
-    return found
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    fill_defaults(args, DEFAULTS | getattr(args, "defaults", {}))
     try:
+        settings.resolve(args, os.environ)
         return args.func(args) or 0
     except KeyboardInterrupt:
         return 130
@@ -289,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             raise
         message, status = explain(exc)
-        say(f"{getattr(args, 'prog', 'jitagent')}: {message}")
+        say(f"{args.prog}: {message}")
         return status
 
 

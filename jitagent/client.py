@@ -9,12 +9,11 @@ from collections.abc import AsyncIterable, AsyncIterator
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from jitagent import DEFAULT_ADDRESS
 from jitagent.tasks import Task
 from jitagent.v1 import jitagent_pb2 as pb
 from jitagent.v1 import jitagent_pb2_grpc as pb_grpc
 from jitagent.wire import task_to_proto
-
-DEFAULT_ADDRESS = "127.0.0.1:50051"
 
 
 def channel_options(max_message_mb: int) -> list[tuple[str, int]]:
@@ -22,21 +21,12 @@ def channel_options(max_message_mb: int) -> list[tuple[str, int]]:
             ("grpc.max_send_message_length", max_message_mb << 20)]
 
 
-def report_request(
-    run_id: str,
-    reward: float,
-    detail: str,
-    prompt_tokens: int | None,
-    completion_tokens: int | None,
-    wall_s: float | None,
-    **free_form,
-) -> pb.ReportOutcomeRequest:
+def report_request(run_id: str, reward: float, detail: str, prompt_tokens: int | None,
+                   completion_tokens: int | None, wall_s: float | None,
+                   **free_form) -> pb.ReportOutcomeRequest:
     request = pb.ReportOutcomeRequest(run_id=run_id, reward=reward, detail=detail, **free_form)
-    for name, value in (
-        ("prompt_tokens", prompt_tokens),
-        ("completion_tokens", completion_tokens),
-        ("wall_s", wall_s),
-    ):
+    for name, value in (("prompt_tokens", prompt_tokens), ("completion_tokens", completion_tokens),
+                        ("wall_s", wall_s)):
         if value is not None:  # absent: unknown (or, for a run the server executed, its own measurement)
             setattr(request, name, value)
     return request
@@ -51,18 +41,12 @@ class JitAgentClient:
     names the field, with google.rpc.BadRequest details). `token`: the server's bearer token;
     `tls_ca`: the PEM that signed the server's certificate (None: plaintext)."""
 
-    def __init__(
-        self,
-        address: str = DEFAULT_ADDRESS,
-        token: str | None = None,
-        tls_ca: bytes | None = None,
-        max_message_mb: int = 4,
-    ):
+    def __init__(self, address: str = DEFAULT_ADDRESS, token: str | None = None, tls_ca: bytes | None = None,
+                 max_message_mb: int = 4):
         options = channel_options(max_message_mb)
         if tls_ca is not None:
-            self.channel = grpc.aio.secure_channel(
-                address, grpc.ssl_channel_credentials(tls_ca), options=options
-            )
+            self.channel = grpc.aio.secure_channel(address, grpc.ssl_channel_credentials(tls_ca),
+                                                   options=options)
         else:
             self.channel = grpc.aio.insecure_channel(address, options=options)
         self.address = address
@@ -96,9 +80,8 @@ class JitAgentClient:
             await asyncio.sleep(0.2)
         raise TimeoutError(f"server at {self.address} not SERVING after {timeout}s")
 
-    async def synthesize(
-        self, tasks: list[Task | str], n: int = 0, timeout: float | None = None
-    ) -> pb.SynthesizeResponse:
+    async def synthesize(self, tasks: list[Task | str], n: int = 0,
+                         timeout: float | None = None) -> pb.SynthesizeResponse:
         """The harness the server would run for each task (route, candidates, cost); nothing executes.
         `n`: candidates per synthesis, 1-8 (0: the server's default)."""
         request = pb.SynthesizeRequest(tasks=[task_to_proto(t) for t in tasks], n=n)
@@ -107,22 +90,11 @@ class JitAgentClient:
     def solve(self, task: Task | str, n: int = 0, timeout: float | None = None):
         """Route, synthesize if need be, execute and verify one task: a stream of `SolveEvent`s, the
         last one the result. Iterate with `async for`; `cancel()` on the call stops the server's work."""
-        return self.stub.Solve(
-            pb.SolveRequest(task=task_to_proto(task), n=n), timeout=timeout, metadata=self.metadata
-        )
+        return self.stub.Solve(pb.SolveRequest(task=task_to_proto(task), n=n), timeout=timeout,
+                               metadata=self.metadata)
 
-    async def solve_result(
-        self, task: Task | str, n: int = 0, timeout: float | None = None
-    ) -> pb.SolveResult:
-        """`solve`, waiting for the result only."""
-        async for event in self.solve(task, n, timeout):
-            if event.HasField("result"):
-                return event.result
-        raise RuntimeError("the server ended the Solve stream without a result")
-
-    async def stream(
-        self, tasks: AsyncIterable[Task] | list[Task], n: int = 0, timeout: float | None = None
-    ) -> AsyncIterator[pb.StreamTasksResponse]:
+    async def stream(self, tasks: AsyncIterable[Task] | list[Task], n: int = 0,
+                     timeout: float | None = None) -> AsyncIterator[pb.StreamTasksResponse]:
         """Many tasks, one response each, in order; the bank learns from each before the next runs.
         A failed task's response carries `error` (a google.rpc.Status) and the stream goes on."""
 
@@ -137,17 +109,10 @@ class JitAgentClient:
         async for response in self.stub.StreamTasks(requests(), timeout=timeout, metadata=self.metadata):
             yield response
 
-    async def report_outcome(
-        self,
-        run_id: str,
-        reward: float,
-        *,
-        detail: str = "",
-        prompt_tokens: int | None = None,
-        completion_tokens: int | None = None,
-        wall_s: float | None = None,
-        timeout: float | None = None,
-    ) -> pb.ReportOutcomeResponse:
+    async def report_outcome(self, run_id: str, reward: float, *, detail: str = "",
+                             prompt_tokens: int | None = None, completion_tokens: int | None = None,
+                             wall_s: float | None = None,
+                             timeout: float | None = None) -> pb.ReportOutcomeResponse:
         """Feedback on a run (its `run_id` from any result): `reward` in [0, 1] and what was checked.
         Cost defaults to what the server measured; a run it did not execute (Synthesize) needs `wall_s`.
         One outcome like any other: one report never makes a harness the incumbent. A run takes one
@@ -155,46 +120,24 @@ class JitAgentClient:
         request = report_request(run_id, reward, detail, prompt_tokens, completion_tokens, wall_s)
         return await self.stub.ReportOutcome(request, timeout=timeout, metadata=self.metadata)
 
-    async def report_harness_outcome(
-        self,
-        harness_id: str,
-        task_text: str,
-        reward: float,
-        *,
-        wall_s: float,
-        task_id: str = "",
-        task_type: str = "",
-        tags: tuple[str, ...] = (),
-        detail: str = "",
-        prompt_tokens: int | None = None,
-        completion_tokens: int | None = None,
-    ) -> pb.ReportOutcomeResponse:
+    async def report_harness_outcome(self, harness_id: str, task_text: str, reward: float, *, wall_s: float,
+                                     task_id: str = "", task_type: str = "", tags: tuple[str, ...] = (),
+                                     detail: str = "", prompt_tokens: int | None = None,
+                                     completion_tokens: int | None = None) -> pb.ReportOutcomeResponse:
         """Feedback on a harness run elsewhere (not through this server) on the task described here."""
-        request = report_request(
-            "",
-            reward,
-            detail,
-            prompt_tokens,
-            completion_tokens,
-            wall_s,
-            harness_id=harness_id,
-            task_id=task_id,
-            task_text=task_text,
-            task_type=task_type,
-            tags=list(tags),
-        )
+        request = report_request("", reward, detail, prompt_tokens, completion_tokens, wall_s,
+                                 harness_id=harness_id, task_id=task_id, task_text=task_text,
+                                 task_type=task_type, tags=list(tags))
         return await self.stub.ReportOutcome(request, metadata=self.metadata)
 
     async def get_harness(self, harness_id: str) -> pb.Harness:
         return await self.stub.GetHarness(pb.GetHarnessRequest(id=harness_id), metadata=self.metadata)
 
-    async def list_harnesses(
-        self, origin: str = "", limit: int = 0, offset: int = 0
-    ) -> pb.ListHarnessesResponse:
+    async def list_harnesses(self, origin: str = "", limit: int = 0,
+                             offset: int = 0) -> pb.ListHarnessesResponse:
         """`origin`: seed | synthesized | repaired | evolved ("": all)."""
-        request = pb.ListHarnessesRequest(
-            origin=f"ORIGIN_{origin.upper()}" if origin else 0, limit=limit, offset=offset
-        )
+        request = pb.ListHarnessesRequest(origin=f"ORIGIN_{origin.upper()}" if origin else 0, limit=limit,
+                                          offset=offset)
         return await self.stub.ListHarnesses(request, metadata=self.metadata)
 
     async def lineage(self, harness_id: str) -> pb.LineageResponse:

@@ -19,8 +19,15 @@ def data_dir() -> Path:
     return Path(os.environ.get("JITAGENT_DATA", Path.home() / ".jitagent"))
 
 
-def default_bank_path() -> Path:
-    return data_dir() / "bank.db"
+def bank_location(bank: str | None, where: Path | None = None) -> str | Path:
+    """The bank to open: `bank` (a file or a postgresql:// URL), else bank.db in the data dir `where`."""
+    return bank or (where or data_dir()) / "bank.db"
+
+
+def evolve_state(bank, where: Path | None = None) -> Path:
+    """Where `jitagent evolve` keeps its resumable state: beside an SQLite bank; for a shared one (no
+    file of its own), in the data dir `where`."""
+    return Path(f"{bank.path}.evolve.jsonl") if bank.path else (where or data_dir()) / "evolve.jsonl"
 
 
 class DataDirError(ValueError):

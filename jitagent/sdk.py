@@ -18,7 +18,8 @@ import grpc
 from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from jitagent.client import DEFAULT_ADDRESS, channel_options, report_request
+from jitagent import DEFAULT_ADDRESS
+from jitagent.client import channel_options, report_request
 from jitagent.tasks import Task, VerifierSpec, task_for
 from jitagent.v1 import jitagent_pb2 as pb
 from jitagent.v1 import jitagent_pb2_grpc as pb_grpc
@@ -81,23 +82,11 @@ class Solved:
     def of(cls, result: pb.SolveResult) -> Solved:
         synthesis, run = result.synthesis, result.run
         known = lambda msg, name: getattr(msg, name) if msg.HasField(name) else None  # noqa: E731
-        return cls(
-            result.run_id,
-            synthesis.task_id,
-            enum_name(pb.Route, "ROUTE", synthesis.route),
-            synthesis.harness.id,
-            synthesis.harness.name,
-            synthesis.cluster,
-            known(run, "answer"),
-            known(run, "passed"),
-            known(run, "reward"),
-            run.verdict,
-            known(run.cost, "prompt_tokens"),
-            known(run.cost, "completion_tokens"),
-            synthesis.wall_s,
-            run.error or None,
-            result.bank_decision,
-        )
+        return cls(result.run_id, synthesis.task_id, enum_name(pb.Route, "ROUTE", synthesis.route),
+                   synthesis.harness.id, synthesis.harness.name, synthesis.cluster, known(run, "answer"),
+                   known(run, "passed"), known(run, "reward"), run.verdict, known(run.cost, "prompt_tokens"),
+                   known(run.cost, "completion_tokens"), synthesis.wall_s, run.error or None,
+                   result.bank_decision)
 
 
 @dataclass(frozen=True)
@@ -115,16 +104,9 @@ class Synthesized:
 
     @classmethod
     def of(cls, result: pb.SynthesisResult) -> Synthesized:
-        return cls(
-            result.run_id,
-            result.task_id,
-            enum_name(pb.Route, "ROUTE", result.route),
-            result.harness.id,
-            result.harness.name,
-            result.cluster,
-            result.harness.spec_json,
-            len(result.candidates),
-        )
+        return cls(result.run_id, result.task_id, enum_name(pb.Route, "ROUTE", result.route),
+                   result.harness.id, result.harness.name, result.cluster, result.harness.spec_json,
+                   len(result.candidates))
 
 
 @dataclass(frozen=True)
@@ -141,21 +123,11 @@ class JitAgent:
     PEM that signed its certificate (None: plaintext); `timeout`: seconds per call (None: no limit).
     Errors raise JitAgentError."""
 
-    def __init__(
-        self,
-        address: str = DEFAULT_ADDRESS,
-        *,
-        token: str | None = None,
-        tls_ca: bytes | None = None,
-        timeout: float | None = None,
-        max_message_mb: int = 4,
-    ):
+    def __init__(self, address: str = DEFAULT_ADDRESS, *, token: str | None = None,
+                 tls_ca: bytes | None = None, timeout: float | None = None, max_message_mb: int = 4):
         options = channel_options(max_message_mb)
-        self.channel = (
-            grpc.secure_channel(address, grpc.ssl_channel_credentials(tls_ca), options=options)
-            if tls_ca is not None
-            else grpc.insecure_channel(address, options=options)
-        )
+        self.channel = (grpc.secure_channel(address, grpc.ssl_channel_credentials(tls_ca), options=options)
+                        if tls_ca is not None else grpc.insecure_channel(address, options=options))
         self.stub = pb_grpc.JitAgentStub(self.channel)
         self.metadata = (("authorization", f"Bearer {token}"),) if token else ()
         self.timeout = timeout
@@ -181,16 +153,9 @@ class JitAgent:
         reply = self._call(stub.Check, health_pb2.HealthCheckRequest(), self.timeout or 5.0)
         return health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
 
-    def solve(
-        self,
-        task: str | Task,
-        *,
-        expect: str | float | None = None,
-        verifier: dict | VerifierSpec | None = None,
-        type: str | None = None,
-        n: int = 0,
-        timeout: float | None = None,
-    ) -> Solved:
+    def solve(self, task: str | Task, *, expect: str | float | None = None,
+              verifier: dict | VerifierSpec | None = None, type: str | None = None, n: int = 0,
+              timeout: float | None = None) -> Solved:
         """Solve one task and return the result. `expect`: the answer that is right (a number is
         compared numerically, anything else exactly); `verifier`: any verifier instead (e.g.
         {"kind": "regex", "pattern": "..."}); neither: unverified. `type` decides the task's
@@ -206,30 +171,19 @@ class JitAgent:
             raise JitAgentError.of(exc) from None
         raise JitAgentError("UNKNOWN", "the server ended the Solve stream without a result")
 
-    def synthesize(
-        self, task: str | Task, *, type: str | None = None, n: int = 0, timeout: float | None = None
-    ) -> Synthesized:
+    def synthesize(self, task: str | Task, *, type: str | None = None, n: int = 0,
+                   timeout: float | None = None) -> Synthesized:
         """The harness the server would run for a task, without running it."""
         task = task_for(task, type=type) if isinstance(task, str) else task
-        reply = self._call(
-            self.stub.Synthesize, pb.SynthesizeRequest(tasks=[task_to_proto(task)], n=n), timeout
-        )
+        reply = self._call(self.stub.Synthesize, pb.SynthesizeRequest(tasks=[task_to_proto(task)], n=n),
+                           timeout)
         return Synthesized.of(reply.results[0])
 
-    def report(
-        self,
-        run_id: str,
-        reward: float,
-        *,
-        detail: str = "",
-        wall_s: float | None = None,
-        prompt_tokens: int | None = None,
-        completion_tokens: int | None = None,
-    ) -> Reported:
+    def report(self, run_id: str, reward: float, *, detail: str = "", wall_s: float | None = None,
+               prompt_tokens: int | None = None, completion_tokens: int | None = None) -> Reported:
         """How a run went (`reward` in [0, 1]), where the server could not tell: one outcome like any
         other. Cost defaults to what the server measured; a synthesized-only run needs `wall_s`."""
         request = report_request(run_id, reward, detail, prompt_tokens, completion_tokens, wall_s)
         reply = self._call(self.stub.ReportOutcome, request, self.timeout)
-        return Reported(
-            reply.cluster, reply.harness_id, reply.promoted, reply.reason, reply.incumbent_id or None
-        )
+        return Reported(reply.cluster, reply.harness_id, reply.promoted, reply.reason,
+                        reply.incumbent_id or None)

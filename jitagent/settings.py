@@ -1,20 +1,22 @@
-"""`jitagent serve`'s settings from the command line, the environment (JITAGENT_*) and an optional
-TOML file (`--config jitagent.toml`), in that order of precedence, then the built-in defaults.
+"""Options whose value may also come from the environment (JITAGENT_*) and, for `serve`, an optional
+TOML file (`--config jitagent.toml`): the command line wins, then the environment, then the file, then
+the option's default.
 
-One table lists each setting once; the flags, the environment variables and the file's keys (the
-flag without its dashes) all come from it.
+Each such option is a `Setting`, listed once; its flag, its variable and its key in the file (the flag
+without its dashes) all come from it. Until `resolve` runs, an option the command line left out holds
+its Setting, so `resolve` needs no list of the command's settings: `main` calls it once, for any command.
 """
 
 from __future__ import annotations
 
 import argparse
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jitagent.cli_common import USAGE, Failure, without_password
+from jitagent.cli_common import META_MODEL, USAGE, Failure, without_password
 from jitagent.logs import FORMATS
 
 
@@ -26,12 +28,14 @@ def log_format(value: str) -> str:
 
 @dataclass(frozen=True)
 class Setting:
+    """An option that may also come from the environment (and serve's --config file)."""
     flag: str
     default: Any
     parse: Callable[[str], Any] | None  # None: a switch (true/false)
-    help: str
+    help: str  # with {default} and {variable} where it names them; else they are appended
     env: str | None = None  # default: JITAGENT_ + the flag in capitals
     argv_type: Callable[[str], Any] | None = None  # a stricter check for the command line (default: parse)
+    metavar: str | None = None
 
     @property
     def dest(self) -> str:
@@ -41,106 +45,91 @@ class Setting:
     def variable(self) -> str:
         return self.env or "JITAGENT_" + self.dest.upper()
 
+    def describe(self) -> str:
+        if "{" in self.help:
+            return self.help.format(default=self.default, variable=self.variable)
+        default = f" (default: {self.default})" if self.default not in (None, False) else ""
+        return f"{self.help}{default}; env {self.variable}"
 
+
+LOG_FORMAT = Setting("--log-format", "json", log_format, "json | text")
 SERVE = (
     Setting("--host", "127.0.0.1", str, "address to listen on"),
     Setting("--port", 50051, int, "port to listen on"),
-    Setting(
-        "--data-dir", None, Path, "the bank's folder: DIR/bank.db (default: ~/.jitagent)", env="JITAGENT_DATA"
-    ),
-    Setting(
-        "--bank",
-        None,
-        str,
-        "bank file, or postgresql://USER@HOST:PORT/DB shared by a fleet",
-        argv_type=without_password("put it in PGPASSWORD or ~/.pgpass"),
-    ),
-    Setting(
-        "--meta-model", "embedded", str, "writes harnesses: embedded | model name | OpenAI-compatible URL"
-    ),
+    Setting("--data-dir", None, Path, "the bank's folder: DIR/bank.db (default: ~/.jitagent)",
+            env="JITAGENT_DATA"),
+    Setting("--bank", None, str, "bank file, or postgresql://USER@HOST:PORT/DB shared by a fleet",
+            argv_type=without_password("put it in PGPASSWORD or ~/.pgpass")),
+    Setting("--meta-model", META_MODEL, str,
+            "writes harnesses: embedded | model name | OpenAI-compatible URL"),
     Setting("--solver-model", None, str, "runs them (default: the meta-model)"),
-    Setting(
-        "--api-key-file", None, Path, "a file holding the model endpoint's API key (or JITAGENT_API_KEY)"
-    ),
+    Setting("--api-key-file", None, Path,
+            "a file holding the model endpoint's API key (or JITAGENT_API_KEY)"),
     Setting("--concurrency", 1, int, "tasks synthesized or executed at once"),
     Setting("--max-queue", 64, int, "tasks waiting beyond which calls get RESOURCE_EXHAUSTED"),
     Setting("--n", 3, int, "default candidates per synthesis"),
     Setting("--no-dry-run", False, None, "skip synthesis's dry runs"),
-    Setting(
-        "--auth-token-file",
-        None,
-        Path,
-        "a file holding the bearer token clients must send (or JITAGENT_AUTH_TOKEN)",
-    ),
+    Setting("--auth-token-file", None, Path,
+            "a file holding the bearer token clients must send (or JITAGENT_AUTH_TOKEN)"),
     Setting("--tls-cert", None, Path, "PEM certificate (with --tls-key: TLS)"),
     Setting("--tls-key", None, Path, "PEM private key"),
     Setting("--metrics-port", None, int, "serve Prometheus metrics on this port"),
     Setting("--grace", 10.0, float, "seconds in-flight calls get on SIGTERM"),
-    Setting("--log-format", "json", log_format, "json | text"),
+    LOG_FORMAT,
 )
 NAMES = {int: "an integer", float: "a number", str: "text", Path: "a path"}
-SWITCH_WORDS = {
-    "1": True,
-    "true": True,
-    "yes": True,
-    "on": True,
-    "0": False,
-    "false": False,
-    "no": False,
-    "off": False,
-}
+SWITCH_WORDS = {"1": True, "true": True, "yes": True, "on": True,
+                "0": False, "false": False, "no": False, "off": False}
 
 
-def add_arguments(parser: argparse.ArgumentParser, settings=SERVE) -> None:
+def add_arguments(parser: argparse.ArgumentParser, settings: Sequence[Setting], config: bool = False) -> None:
+    """The settings' flags, each holding its Setting until `resolve`; with `config`, `--config FILE`."""
     for s in settings:
-        extra = {"action": "store_true"} if s.parse is None else {"type": s.argv_type or s.parse}
-        default = f" (default: {s.default})" if s.default not in (None, False) else ""
-        parser.add_argument(
-            s.flag, default=argparse.SUPPRESS, help=f"{s.help}{default}; env {s.variable}", **extra
-        )
-    parser.add_argument(
-        "--config",
-        type=Path,
-        default=argparse.SUPPRESS,
-        metavar="FILE",
-        help="a TOML file of these settings (keys: the flags without dashes)",
-    )
+        extra = {"action": "store_true"} if s.parse is None else {"type": s.argv_type or s.parse,
+                                                                  "metavar": s.metavar}
+        parser.add_argument(s.flag, default=s, help=s.describe(), **extra)
+    if config:
+        parser.add_argument("--config", type=lambda path: ConfigFile(Path(path), tuple(settings)),
+                            metavar="FILE",
+                            help="a TOML file of these settings (keys: the flags without dashes)")
 
 
-def resolve(args: argparse.Namespace, environ: dict[str, str], settings=SERVE) -> None:
-    """Fill every setting not given on the command line from the environment, then the config file,
-    then its default. Failure (usage) names a value that does not parse and where it came from."""
-    config = _config(getattr(args, "config", None), settings)
-    for s in settings:
-        if hasattr(args, s.dest):
+def resolve(args: argparse.Namespace, environ: Mapping[str, str]) -> None:
+    """Every setting the command line left out (it still holds its Setting) from the environment, then
+    the --config file, then its default. Failure (usage) names a value that does not parse and where it
+    came from."""
+    config = vars(args).get("config")
+    values = config.values() if config else {}
+    for dest, s in list(vars(args).items()):
+        if not isinstance(s, Setting):
             continue
         if s.variable in environ:
             value = _parse(s, environ[s.variable], s.variable)
-        elif s.dest in config:
-            value = _parse(s, config[s.dest], f"{args.config}: {s.flag.removeprefix('--')}")
+        elif s.dest in values:
+            value = _parse(s, values[s.dest], f"{config.path}: {s.flag.removeprefix('--')}")
         else:
             value = s.default
-        setattr(args, s.dest, value)
+        setattr(args, dest, value)
 
 
-def _config(path: Path | None, settings) -> dict[str, Any]:
-    if path is None:
-        return {}
-    try:
-        raw = tomllib.loads(path.read_text())
-    except OSError as exc:
-        raise Failure(f"--config {path}: {exc.strerror}", USAGE) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise Failure(f"--config {path}: not TOML: {exc}", USAGE) from None
-    known = {s.dest for s in settings}
-    values = {key.replace("-", "_"): value for key, value in raw.items()}
-    if unknown := sorted(set(values) - known):
-        raise Failure(
-            f"--config {path}: unknown setting(s) {', '.join(unknown)}; known: "
-            f"{', '.join(s.flag.removeprefix('--') for s in settings)}",
-            USAGE,
-        )
-    return values
+@dataclass(frozen=True)
+class ConfigFile:
+    """`--config FILE`: the TOML file of `settings`, read when the settings are resolved."""
+    path: Path
+    settings: tuple[Setting, ...]
+
+    def values(self) -> dict[str, Any]:
+        try:
+            raw = tomllib.loads(self.path.read_text())
+        except OSError as exc:
+            raise Failure(f"--config {self.path}: {exc.strerror}", USAGE) from None
+        except tomllib.TOMLDecodeError as exc:
+            raise Failure(f"--config {self.path}: not TOML: {exc}", USAGE) from None
+        values = {key.replace("-", "_"): value for key, value in raw.items()}
+        if unknown := sorted(set(values) - {s.dest for s in self.settings}):
+            raise Failure(f"--config {self.path}: unknown setting(s) {', '.join(unknown)}; known: "
+                          f"{', '.join(s.flag.removeprefix('--') for s in self.settings)}", USAGE)
+        return values
 
 
 def _parse(setting: Setting, value: Any, source: str) -> Any:

@@ -5,47 +5,43 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import logging
-import os
 import signal
 import sys
 
+from jitagent import settings
+from jitagent.cli_common import api_key, bank, bank_location, common, models, parent_parser, without_password
+from jitagent.settings import Setting
+
 REDIS_ENV = "JITAGENT_REDIS_URL"
-DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
+REDIS = Setting("--redis", "redis://127.0.0.1:6379/0", str, "Redis URL (default: ${variable} or {default})",
+                env=REDIS_ENV, argv_type=without_password(f"set {REDIS_ENV}"))
+STREAM, GROUP = "jitagent:tasks", "jitagent"
 
 
 def queue_options() -> argparse.ArgumentParser:
     """`--redis`, `--stream`, `--group`: a parent parser, so they are accepted after the subcommand too
-    (`queue stats --redis URL`); their defaults are filled after parsing (`queue_defaults`)."""
-    from jitagent.cli_common import parent_parser, without_password
-
+    (`queue stats --redis URL`)."""
     p = parent_parser()
-    p.add_argument("--redis", type=without_password(f"set {REDIS_ENV}"),
-                   help=f"Redis URL (default: ${REDIS_ENV} or {DEFAULT_REDIS})")
-    p.add_argument("--stream", help="the tasks stream (default: jitagent:tasks); results in STREAM:results, "
-                                    "dead letters in STREAM:dead")
-    p.add_argument("--group", help="the workers' consumer group (default: jitagent)")
+    settings.add_arguments(p, [REDIS])
+    p.add_argument("--stream", default=STREAM, help=f"the tasks stream (default: {STREAM}); results in "
+                                                    "STREAM:results, dead letters in STREAM:dead")
+    p.add_argument("--group", default=GROUP, help=f"the workers' consumer group (default: {GROUP})")
     return p
-
-
-def queue_defaults() -> dict:
-    return {"redis": os.environ.get(REDIS_ENV, DEFAULT_REDIS), "stream": "jitagent:tasks",
-            "group": "jitagent"}
 
 
 def cmd_worker(args) -> int:
     from pydantic import ValidationError
 
     from jitagent.assembly import build_pipeline
-    from jitagent.cli_common import api_key, bank_location
     from jitagent.errors import one_line
     from jitagent.fleet.worker import Worker, WorkerConfig
+    from jitagent.logs import configure
     from jitagent.pipeline import PipelineConfig
     from jitagent.sandbox import reclaim_leftovers
     from jitagent.spec import format_validation_error
     from jitagent.synthesis.synthesize import SynthesisConfig
 
-    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
+    configure(args.log_format)
     chosen = {"name": args.name, "slots": args.slots, "claim_idle_s": args.claim_idle,
               "max_deliveries": args.max_deliveries, "task_timeout_s": args.task_timeout,
               "grace_s": args.grace}
@@ -139,8 +135,6 @@ def cmd_stats(args) -> int:
 
 
 def add_commands(sub) -> None:
-    from jitagent.cli_common import bank, common, models
-
     p = sub.add_parser("worker", help="take tasks from a Redis Stream, run them, record outcomes in the bank",
                        parents=[common(), models(), bank(), queue_options()])
     p.add_argument("--name", help="consumer name, unique per live worker (default: HOST-PID)")
@@ -152,7 +146,8 @@ def add_commands(sub) -> None:
     p.add_argument("--grace", type=float, help="seconds running tasks get on SIGTERM (10)")
     p.add_argument("--n", type=int, default=3, help="candidates per synthesis")
     p.add_argument("--no-dry-run", action="store_true")
-    p.set_defaults(func=cmd_worker, defaults=queue_defaults())
+    settings.add_arguments(p, [settings.LOG_FORMAT])
+    p.set_defaults(func=cmd_worker)
 
     shared = [common(), queue_options()]
     queue = sub.add_parser("queue", help="the task queue on Redis Streams", parents=shared)
@@ -162,12 +157,12 @@ def add_commands(sub) -> None:
     q.add_argument("source")
     q.add_argument("--split")
     q.add_argument("--limit", type=int)
-    q.set_defaults(func=cmd_put, defaults=queue_defaults())
+    q.set_defaults(func=cmd_put)
     q = cmds.add_parser("results", help="results as JSON lines (--dead: the dead letters)", parents=shared)
     q.add_argument("--dead", action="store_true")
     q.add_argument("--after", default="-", help="only entries after this id (resume where you left off)")
     q.add_argument("--count", type=int)
     q.add_argument("--follow", action="store_true", help="wait for new ones (Ctrl-C ends)")
-    q.set_defaults(func=cmd_results, defaults=queue_defaults())
+    q.set_defaults(func=cmd_results)
     q = cmds.add_parser("stats", help="stream lengths, pending entries, consumers", parents=shared)
-    q.set_defaults(func=cmd_stats, defaults=queue_defaults())
+    q.set_defaults(func=cmd_stats)

@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 
 from jitagent.assembly import build_pipeline
 from jitagent.errors import one_line
-from jitagent.paths import data_dir
+from jitagent.paths import bank_location, data_dir
 from jitagent.pipeline import JitPipeline, PipelineConfig
 from jitagent.sandbox import reclaim_leftovers
 from jitagent.server.auth import BearerTokenInterceptor
@@ -151,7 +151,7 @@ class JitAgentServer:
 
 
 def pipeline_for(config: ServerConfig) -> JitPipeline:
-    return build_pipeline(config.bank or config.data_dir / "bank.db", cache_dir=config.data_dir,
+    return build_pipeline(bank_location(config.bank, config.data_dir), cache_dir=config.data_dir,
                           meta_model=config.meta_model, solver_model=config.solver_model,
                           api_key=config.api_key,
                           config=config.pipeline, preload=True)  # the first request must not pay for loading

@@ -8,6 +8,7 @@ import json
 import os
 from pathlib import Path
 
+from jitagent import DEFAULT_ADDRESS, settings
 from jitagent.cli_common import (
     HIDDEN,
     RUNTIME,
@@ -15,45 +16,37 @@ from jitagent.cli_common import (
     Failure,
     common,
     output,
+    parent_parser,
     secret_from,
     task_from_args,
     task_options,
 )
+from jitagent.settings import Setting
 
 TOKEN_ENV = "JITAGENT_AUTH_TOKEN"
-CLIENT_DEFAULTS = {"address": None, "token_file": None, "token": None, "timeout": None}
+ADDRESS = Setting("--address", DEFAULT_ADDRESS, str, "the server (default: ${variable} or {default})",
+                  metavar="HOST:PORT")
 USER_ERRORS = ("INVALID_ARGUMENT", "NOT_FOUND", "ALREADY_EXISTS", "FAILED_PRECONDITION")
 
 
 def cmd_serve(args) -> int:
     # grpc's core logs to stderr on its own (a port in use, twice); the server says what matters, in its log
     os.environ.setdefault("GRPC_VERBOSITY", "NONE")
-    from jitagent import settings
     from jitagent.logs import configure
     from jitagent.paths import data_dir
     from jitagent.pipeline import PipelineConfig
     from jitagent.server.app import JitAgentServer, ServerConfig, StartupError
     from jitagent.synthesis.synthesize import SynthesisConfig
 
-    settings.resolve(args, dict(os.environ))
     configure(args.log_format)
     config = ServerConfig(
-        host=args.host,
-        port=args.port,
-        data_dir=args.data_dir or data_dir(),
-        bank=args.bank,
-        meta_model=args.meta_model,
-        solver_model=args.solver_model,
+        host=args.host, port=args.port, data_dir=args.data_dir or data_dir(), bank=args.bank,
+        meta_model=args.meta_model, solver_model=args.solver_model,
         api_key=secret_from(args.api_key, args.api_key_file, "--api-key", "JITAGENT_API_KEY"),
-        concurrency=args.concurrency,
-        max_queue=args.max_queue,
+        concurrency=args.concurrency, max_queue=args.max_queue,
         auth_token=secret_from(args.auth_token, args.auth_token_file, "--auth-token", TOKEN_ENV),
-        tls_cert=args.tls_cert,
-        tls_key=args.tls_key,
-        metrics_port=args.metrics_port,
-        grace_s=args.grace,
-        pipeline=PipelineConfig(synthesis=SynthesisConfig(n=args.n, dry_run=not args.no_dry_run)),
-    )
+        tls_cert=args.tls_cert, tls_key=args.tls_key, metrics_port=args.metrics_port, grace_s=args.grace,
+        pipeline=PipelineConfig(synthesis=SynthesisConfig(n=args.n, dry_run=not args.no_dry_run)))
     try:
         asyncio.run(JitAgentServer(config).serve_forever())
     except StartupError as exc:
@@ -62,12 +55,6 @@ def cmd_serve(args) -> int:
 
 
 # --- client -------------------------------------------------------------------------------
-def _address(args) -> str:
-    from jitagent.client import DEFAULT_ADDRESS
-
-    return args.address or os.environ.get("JITAGENT_ADDRESS") or DEFAULT_ADDRESS
-
-
 def _run_client(args, use) -> int:
     """`use(client)` against the server; a call that fails is one line saying what to do."""
     import grpc
@@ -77,7 +64,7 @@ def _run_client(args, use) -> int:
     token = secret_from(args.token, args.token_file, "--token", TOKEN_ENV)
 
     async def go():
-        async with JitAgentClient(_address(args), token=token) as client:
+        async with JitAgentClient(args.address, token=token) as client:
             return await use(client)
 
     try:
@@ -87,18 +74,13 @@ def _run_client(args, use) -> int:
 
 
 def client_failure(exc, args) -> Failure:
-    code, details = exc.code().name, exc.details() or ""
-    address = _address(args)
+    code, details, address = exc.code().name, exc.details() or "", args.address
     if code == "UNAVAILABLE" and ("connect" in details.lower() or "unavailable" in details.lower()):
-        return Failure(
-            f"cannot reach a server at {address} ({details.splitlines()[0]}); "
-            f"start one with `jitagent serve` or pass --address HOST:PORT"
-        )
+        return Failure(f"cannot reach a server at {address} ({details.splitlines()[0]}); "
+                       f"start one with `jitagent serve` or pass --address HOST:PORT")
     if code == "DEADLINE_EXCEEDED":
-        return Failure(
-            f"no answer from {address} within --timeout {args.timeout} s; the server stopped the work "
-            f"(allow more time with --timeout)"
-        )
+        return Failure(f"no answer from {address} within --timeout {args.timeout} s; the server stopped the "
+                       f"work (allow more time with --timeout)")
     if code == "UNAUTHENTICATED":
         return Failure(f"{address} wants a bearer token: --token-file FILE or {TOKEN_ENV}")
     from jitagent.sdk import violations_of
@@ -140,12 +122,10 @@ def cmd_solve(args) -> int:
                 _emit(event)
             elif which == "result":
                 synthesis, run = event.result.synthesis, event.result.run
-                print(
-                    f"result: run_id={event.run_id} route={enum_name(pb.Route, 'ROUTE', synthesis.route)} "
-                    f"harness={synthesis.harness.name} "
-                    f"answer={run.answer if run.HasField('answer') else None!r} "
-                    f"reward={reward_text(run)} verdict={run.verdict[:100]!r}"
-                )
+                print(f"result: run_id={event.run_id} route={enum_name(pb.Route, 'ROUTE', synthesis.route)} "
+                      f"harness={synthesis.harness.name} "
+                      f"answer={run.answer if run.HasField('answer') else None!r} "
+                      f"reward={reward_text(run)} verdict={run.verdict[:100]!r}")
             elif which == "step":
                 print(f"step/{enum_name(pb.StepKind, 'STEP_KIND', event.step.kind)}: {event.step.text[:200]}")
             elif which == "chosen":
@@ -168,10 +148,8 @@ def cmd_synthesize(args) -> int:
             _emit(reply)
             return
         for r in reply.results:
-            print(
-                f"run_id={r.run_id} route={enum_name(pb.Route, 'ROUTE', r.route)} harness={r.harness.name} "
-                f"({r.harness.id}) cluster={r.cluster} candidates={len(r.candidates)}"
-            )
+            print(f"run_id={r.run_id} route={enum_name(pb.Route, 'ROUTE', r.route)} harness={r.harness.name} "
+                  f"({r.harness.id}) cluster={r.cluster} candidates={len(r.candidates)}")
 
     return _run_client(args, use)
 
@@ -194,10 +172,8 @@ def cmd_stream(args) -> int:
                     print(f"#{response.sequence} {response.task_id}: failed: {response.error.message}")
                 else:
                     result = response.result
-                    print(
-                        f"#{response.sequence} {response.task_id}: run_id={response.run_id} "
-                        f"{result.synthesis.harness.name} reward={reward_text(result.run)}"
-                    )
+                    print(f"#{response.sequence} {response.task_id}: run_id={response.run_id} "
+                          f"{result.synthesis.harness.name} reward={reward_text(result.run)}")
                 bar.advance(job)
 
     return _run_client(args, use)
@@ -205,49 +181,33 @@ def cmd_stream(args) -> int:
 
 def cmd_report(args) -> int:
     async def use(client):
-        reply = await client.report_outcome(
-            args.run_id,
-            args.reward,
-            detail=args.detail,
-            wall_s=args.wall_s,
-            prompt_tokens=args.prompt_tokens,
-            completion_tokens=args.completion_tokens,
-            timeout=args.timeout,
-        )
+        reply = await client.report_outcome(args.run_id, args.reward, detail=args.detail, wall_s=args.wall_s,
+                                            prompt_tokens=args.prompt_tokens,
+                                            completion_tokens=args.completion_tokens, timeout=args.timeout)
         if args.json:
             _emit(reply)
         else:
-            print(
-                f"{reply.cluster}: {'promoted' if reply.promoted else 'recorded'} {reply.harness_id} "
-                f"({reply.reason}); incumbent {reply.incumbent_id or 'none yet'}"
-            )
+            print(f"{reply.cluster}: {'promoted' if reply.promoted else 'recorded'} {reply.harness_id} "
+                  f"({reply.reason}); incumbent {reply.incumbent_id or 'none yet'}")
 
     return _run_client(args, use)
 
 
 def connection() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(add_help=False, argument_default=HIDDEN)
-    p.add_argument(
-        "--address", metavar="HOST:PORT", help="the server (default: $JITAGENT_ADDRESS or 127.0.0.1:50051)"
-    )
-    p.add_argument(
-        "--token-file",
-        type=Path,
-        metavar="FILE",
-        help=f"a file holding the server's bearer token (or set {TOKEN_ENV})",
-    )
+    p = parent_parser()
+    settings.add_arguments(p, [ADDRESS])
+    p.add_argument("--token-file", type=Path, metavar="FILE",
+                   help=f"a file holding the server's bearer token (or set {TOKEN_ENV})")
     p.add_argument("--token", help=HIDDEN)  # refused: a secret in argv
     p.add_argument("--timeout", type=float, metavar="S", help="seconds the call may take (default: no limit)")
     return p
 
 
 def add_commands(sub) -> None:
-    from jitagent import settings
-
     p = sub.add_parser("serve", help="run the gRPC server", parents=[common()])
-    settings.add_arguments(p)
-    p.add_argument("--auth-token", default=None, help=HIDDEN)  # refused: a secret in argv
-    p.add_argument("--api-key", default=None, help=HIDDEN)  # refused: a secret in argv
+    settings.add_arguments(p, settings.SERVE, config=True)
+    p.add_argument("--auth-token", help=HIDDEN)  # refused: a secret in argv
+    p.add_argument("--api-key", help=HIDDEN)  # refused: a secret in argv
     p.set_defaults(func=cmd_serve)
 
     shared = [common(), connection(), output()]
@@ -257,21 +217,16 @@ def add_commands(sub) -> None:
     for name, func, help_text, own in (
         ("health", cmd_health, "SERVING or NOT_SERVING", []),
         ("solve", cmd_solve, "solve one task, streaming what happens", [task_options(checks=True)]),
-        (
-            "synthesize",
-            cmd_synthesize,
-            "the harness the server would run for a task",
-            [task_options(checks=False)],
-        ),
+        ("synthesize", cmd_synthesize, "the harness the server would run for a task",
+         [task_options(checks=False)]),
         ("stream", cmd_stream, "many tasks from a JSONL file, one after another", []),
         ("report", cmd_report, "how a run went, where the server could not verify it", []),
     ):
         leaves[name] = cmds.add_parser(name, help=help_text, parents=shared + own)
-        leaves[name].set_defaults(func=func, defaults=CLIENT_DEFAULTS)
+        leaves[name].set_defaults(func=func)
     for name in ("solve", "synthesize"):
-        leaves[name].add_argument(
-            "--n", type=int, default=0, help="candidates if it synthesizes (0: the server's)"
-        )
+        leaves[name].add_argument("--n", type=int, default=0,
+                                  help="candidates if it synthesizes (0: the server's)")
     leaves["stream"].add_argument("file", type=Path, help="tasks JSONL")
     leaves["stream"].add_argument("--n", type=int, default=0)
     report = leaves["report"]

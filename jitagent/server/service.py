@@ -42,21 +42,15 @@ FEEDBACK_CODES = {"invalid": grpc.StatusCode.INVALID_ARGUMENT, "not_found": grpc
                   "already_reported": grpc.StatusCode.ALREADY_EXISTS}
 
 
-def status_of(
-    code: grpc.StatusCode, message: str, violations: list[tuple[str, str]] = ()
-) -> status_pb2.Status:
+def status_of(code: grpc.StatusCode, message: str,
+              violations: list[tuple[str, str]] = ()) -> status_pb2.Status:
     """A google.rpc.Status; bad fields travel as google.rpc.BadRequest field violations."""
     status = status_pb2.Status(code=code.value[0], message=message)
     if violations:
         detail = any_pb2.Any()
-        detail.Pack(
-            error_details_pb2.BadRequest(
-                field_violations=[
-                    error_details_pb2.BadRequest.FieldViolation(field=field, description=description)
-                    for field, description in violations
-                ]
-            )
-        )
+        detail.Pack(error_details_pb2.BadRequest(field_violations=[
+            error_details_pb2.BadRequest.FieldViolation(field=field, description=description)
+            for field, description in violations]))
         status.details.append(detail)
     return status
 
@@ -93,17 +87,13 @@ class JitAgentService(pb_grpc.JitAgentServicer):
         finally:
             if call is not None and call.code != "OK":
                 error = context.details() or ENDINGS.get(call.code, "")
-                log.warning(
-                    json.dumps(
-                        {"event": "rpc_failed", "method": method, "code": call.code, "error": error[:500]}
-                    )
-                )
+                log.warning(json.dumps({"event": "rpc_failed", "method": method, "code": call.code,
+                                        "error": error[:500]}))
 
     @staticmethod
     async def _invalid(context, exc: RequestError):
-        await context.abort_with_status(
-            rpc_status.to_status(status_of(grpc.StatusCode.INVALID_ARGUMENT, str(exc), exc.violations))
-        )
+        await context.abort_with_status(rpc_status.to_status(
+            status_of(grpc.StatusCode.INVALID_ARGUMENT, str(exc), exc.violations)))
 
     async def _ready(self, context) -> JitPipeline:
         if self.load_error is not None:
@@ -214,10 +204,8 @@ class JitAgentService(pb_grpc.JitAgentServicer):
                     task = task_from_proto(request.task, f"task #{sequence}")
                 except RequestError as exc:
                     yield pb.StreamTasksResponse(
-                        sequence=sequence,
-                        task_id=request.task.id,
-                        error=status_of(grpc.StatusCode.INVALID_ARGUMENT, str(exc), exc.violations),
-                    )
+                        sequence=sequence, task_id=request.task.id,
+                        error=status_of(grpc.StatusCode.INVALID_ARGUMENT, str(exc), exc.violations))
                     sequence += 1
                     continue
                 result, run_id = None, new_run_id()
@@ -226,16 +214,11 @@ class JitAgentService(pb_grpc.JitAgentServicer):
                         if isinstance(event, SolveResult):
                             result = event
                 except TaskFailed as exc:  # one failed task does not end the stream
-                    yield pb.StreamTasksResponse(
-                        sequence=sequence, task_id=task.id, run_id=run_id, error=status_of(exc.code, str(exc))
-                    )
+                    yield pb.StreamTasksResponse(sequence=sequence, task_id=task.id, run_id=run_id,
+                                                 error=status_of(exc.code, str(exc)))
                 else:
-                    yield pb.StreamTasksResponse(
-                        sequence=sequence,
-                        task_id=task.id,
-                        run_id=run_id,
-                        result=solve_result_to_proto(result),
-                    )
+                    yield pb.StreamTasksResponse(sequence=sequence, task_id=task.id, run_id=run_id,
+                                                 result=solve_result_to_proto(result))
                 sequence += 1
 
     async def ReportOutcome(self, request, context):
@@ -244,45 +227,23 @@ class JitAgentService(pb_grpc.JitAgentServicer):
             pipeline = await self._ready(context)
             if not request.HasField("reward"):
                 await self._invalid(context, RequestError("reward", "required: a number in [0, 1]"))
-            optional = {
-                name: getattr(request, name) if request.HasField(name) else None
-                for name in ("prompt_tokens", "completion_tokens", "wall_s")
-            }
+            optional = {name: getattr(request, name) if request.HasField(name) else None
+                        for name in ("prompt_tokens", "completion_tokens", "wall_s")}
             report = Report(request.reward, request.detail, **optional)
             bind(run_id=request.run_id)
             try:
                 done = await pipeline.report_outcome(
-                    report,
-                    run_id=request.run_id,
-                    harness_id=request.harness_id,
-                    task_text=request.task_text,
-                    task_id=request.task_id,
-                    task_type=request.task_type or None,
-                    tags=tuple(request.tags),
-                )
+                    report, run_id=request.run_id, harness_id=request.harness_id, task_text=request.task_text,
+                    task_id=request.task_id, task_type=request.task_type or None, tags=tuple(request.tags))
             except FeedbackError as exc:
                 violations = [(exc.field, exc.description)] if exc.kind == "invalid" else []
-                await context.abort_with_status(
-                    rpc_status.to_status(status_of(FEEDBACK_CODES[exc.kind], str(exc), violations))
-                )
-            log.info(
-                json.dumps(
-                    {
-                        "event": "report",
-                        "harness_id": done.harness_id,
-                        "cluster": done.cluster,
-                        "reward": request.reward,
-                        "promoted": done.decision.promote,
-                    }
-                )
-            )
-            return pb.ReportOutcomeResponse(
-                cluster=done.cluster,
-                harness_id=done.harness_id,
-                promoted=done.decision.promote,
-                reason=done.decision.reason,
-                incumbent_id=done.incumbent_id or "",
-            )
+                await context.abort_with_status(rpc_status.to_status(
+                    status_of(FEEDBACK_CODES[exc.kind], str(exc), violations)))
+            log.info(json.dumps({"event": "report", "harness_id": done.harness_id, "cluster": done.cluster,
+                                 "reward": request.reward, "promoted": done.decision.promote}))
+            return pb.ReportOutcomeResponse(cluster=done.cluster, harness_id=done.harness_id,
+                                            promoted=done.decision.promote, reason=done.decision.reason,
+                                            incumbent_id=done.incumbent_id or "")
 
     async def GetHarness(self, request, context):
         with self._rpc("GetHarness", context):
@@ -328,22 +289,10 @@ class JitAgentService(pb_grpc.JitAgentServicer):
 
 def _log_task(result: SolveResult) -> None:
     run = result.run
-    log.info(
-        json.dumps(
-            {
-                "event": "task",
-                "task_id": result.task_id,
-                "run_id": result.run_id,
-                "route": result.route,
-                "harness_id": result.harness.id,
-                "cluster": result.cluster,
-                "reward": run.reward if run else None,
-                "passed": run.passed if run else None,
-                "synthesis_tokens": result.synthesis_cost.synthesis.tokens,
-                "repair_tokens": result.synthesis_cost.repair.tokens,
-                "execution_tokens": run.cost.tokens if run else None,
-                "wall_s": round(result.wall_s, 3),
-                "error": run.error if run else None,
-            }
-        )
-    )
+    log.info(json.dumps({
+        "event": "task", "task_id": result.task_id, "run_id": result.run_id, "route": result.route,
+        "harness_id": result.harness.id, "cluster": result.cluster, "reward": run.reward if run else None,
+        "passed": run.passed if run else None, "synthesis_tokens": result.synthesis_cost.synthesis.tokens,
+        "repair_tokens": result.synthesis_cost.repair.tokens,
+        "execution_tokens": run.cost.tokens if run else None, "wall_s": round(result.wall_s, 3),
+        "error": run.error if run else None}))

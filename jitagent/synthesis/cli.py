@@ -42,35 +42,23 @@ def print_result(result, out: Console) -> None:
     if data["reason"]:
         out.print(f"selection: {data['reason']}", soft_wrap=True)
     if data["candidates"]:
-        rows = table(
-            "cand", "valid", "origin", "harness", "repairs", "first error", "last error", "dry run", "score"
-        )
+        rows = table("cand", "valid", "origin", "harness", "repairs", "first error", "last error", "dry run",
+                     "score")
         for c in data["candidates"]:
             first, last = c["rounds"][0]["error"], c["rounds"][-1]["error"]
-            rows.add_row(
-                str(c["index"]),
-                "yes" if c["valid"] else "no",
-                c["origin"],
-                c["harness_id"] or "-",
-                str(len(c["rounds"]) - 1),
-                first[:50] or "-",
-                (last[:50] or "-") if len(c["rounds"]) > 1 else "-",
-                c["dry_run"] or "-",
-                "-" if c["score"] is None else f"{c['score']:.2f}",
-            )
+            rows.add_row(str(c["index"]), "yes" if c["valid"] else "no", c["origin"], c["harness_id"] or "-",
+                         str(len(c["rounds"]) - 1), first[:50] or "-",
+                         (last[:50] or "-") if len(c["rounds"]) > 1 else "-", c["dry_run"] or "-",
+                         "-" if c["score"] is None else f"{c['score']:.2f}")
         out.print(rows)
-    parts = [
-        f"{k}: {v['tokens'] if v['tokens'] is not None else 'unknown'} tok / {v['wall_s']:.1f}s"
-        for k, v in data["cost"].items()
-        if v is not None
-    ]
+    parts = [f"{k}: {v['tokens'] if v['tokens'] is not None else 'unknown'} tok / {v['wall_s']:.1f}s"
+             for k, v in data["cost"].items() if v is not None]
     out.print("cost — " + ", ".join(parts), soft_wrap=True)
     if data["result"]:
         r = data["result"]
         reward = "unverified" if r["reward"] is None else f"{r['reward']:g}"
-        out.print(
-            f"answer: {r['answer']!r}   reward: {reward}   verdict: {r['verdict'][:120]}", soft_wrap=True
-        )
+        out.print(f"answer: {r['answer']!r}   reward: {reward}   verdict: {r['verdict'][:120]}",
+                  soft_wrap=True)
 
 
 def cmd_synthesize(args) -> int:
@@ -84,9 +72,8 @@ def cmd_synthesize(args) -> int:
     print_result(result, report)
     spec = result.harness.model_dump(mode="json")
     if args.out:
-        args.out.write_text(
-            json.dumps(spec, indent=2) if args.out.suffix == ".json" else result.harness.to_yaml()
-        )
+        args.out.write_text(json.dumps(spec, indent=2) if args.out.suffix == ".json"
+                            else result.harness.to_yaml())
     if args.json:
         print(json.dumps(result.to_dict() | {"spec": spec}, indent=2, default=str))
     elif not args.out:
@@ -112,30 +99,14 @@ def cmd_solve(args) -> int:
 
 def add_commands(sub) -> None:
     for name, func, help_text, out_help in (
-        (
-            "synthesize",
-            cmd_synthesize,
-            "write, repair and select a harness for a task (stdout: its spec)",
-            "write the spec here (.json: as JSON, else YAML)",
-        ),
-        (
-            "solve",
-            cmd_solve,
-            "route a task to a harness (synthesizing if need be) and run it",
-            "write the result as JSON here",
-        ),
+        ("synthesize", cmd_synthesize, "write, repair and select a harness for a task (stdout: its spec)",
+         "write the spec here (.json: as JSON, else YAML)"),
+        ("solve", cmd_solve, "route a task to a harness (synthesizing if need be) and run it",
+         "write the result as JSON here"),
     ):
-        p = sub.add_parser(
-            name,
-            help=help_text,
-            parents=[
-                common(),
-                task_options(checks=name == "solve"),
-                output(out_help),
-                models(old_model="meta_model"),
-                bank(),
-            ],
-        )
+        p = sub.add_parser(name, help=help_text, parents=[
+            common(), task_options(checks=name == "solve"), output(out_help), models(old_model="meta_model"),
+            bank()])
         p.add_argument("--n", type=int, default=3, help="candidates")
         p.add_argument("-k", type=int, default=3, help="references offered as arms")
         p.add_argument("--selection", choices=["score", "judge"], default="score")

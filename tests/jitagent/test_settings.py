@@ -12,7 +12,7 @@ from jitagent.cli_common import Failure
 
 def parsed(argv, environ=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
-    settings.add_arguments(parser)
+    settings.add_arguments(parser, settings.SERVE, config=True)
     args = parser.parse_args(argv)
     settings.resolve(args, environ or {})
     return args

@@ -82,3 +82,21 @@ def test_fleet_options_follow_the_one_cli_grammar():
     usage = jitagent("worker", "--help").stdout
     flags = ("--solver-model", "--api-key-file", "--data-dir", "--debug", "--group")
     assert all(flag in usage for flag in flags)
+
+
+def test_the_worker_logs_like_serve_from_its_first_line(redis_server, stream, tmp_path):
+    """JSON lines (time, level, logger, the event's fields) by default, readable text with --log-format."""
+    for log_format in ("json", "text"):
+        argv = [sys.executable, "-m", "jitagent", "worker", "--redis", redis_server, "--stream", stream,
+                "--meta-model", "scripted", "--data-dir", str(tmp_path), "--log-format", log_format]
+        worker = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+        try:
+            first = worker.stdout.readline()
+        finally:
+            worker.terminate()
+            worker.wait(60)
+        if log_format == "json":
+            entry = json.loads(first)
+            assert (entry["level"], entry["logger"], entry["event"]) == ("info", "jitagent.worker", "worker")
+        else:
+            assert " INFO    jitagent.worker " in first and 'event="worker"' in first

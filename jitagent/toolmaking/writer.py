@@ -5,6 +5,8 @@ trials on tasks it did not see decide (jitagent.toolmaking.toolsmith)."""
 
 from __future__ import annotations
 
+import ast
+import difflib
 import re
 import time
 from dataclasses import dataclass
@@ -21,6 +23,9 @@ from jitagent.tasks import Task
 Stage = Literal["solve", "answer"]
 FENCE = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)(?:```|$)", re.S)
 SHOWN_CHARS = 1500  # of one task, answer or reply in a writer's prompt
+GAP = "___"
+MIN_SHARED = 10  # characters a run of wording inside the tasks must have to count as shared, not chance
+TOKENS = re.compile(r"\s+|\w+|[^\w\s]")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,10 +53,27 @@ def prompts() -> dict:
     return yaml_load(resources.files("jitagent.seeds").joinpath("toolmaking_prompts.yaml").read_text())
 
 
+def definitions(source: str) -> str:
+    """The source without its top-level statements that are not imports, definitions or assignments: the
+    example calls and prints a writer adds after its function would run (and may fail) on every import."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return source  # the interface check says what is wrong with it
+    kept = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign,
+            ast.AnnAssign)
+    lines = source.splitlines()
+    for node in reversed(tree.body):
+        if not isinstance(node, kept):
+            del lines[node.lineno - 1:node.end_lineno]
+    return "\n".join(lines).strip() + "\n"
+
+
 def draft_of(stage: Stage, reply: str, round: int = 0) -> Draft:
-    """The reply's first code block (or the reply itself) as a draft of the stage's function."""
+    """The reply's first code block (or the reply itself) as a draft of the stage's function, without the
+    example calls around it."""
     blocks = FENCE.findall(reply)
-    source = (blocks[0] if blocks else reply).strip() + "\n"
+    source = definitions((blocks[0] if blocks else reply).strip() + "\n")
     if len(source) > MAX_CODE_CHARS:
         return Draft(stage=stage, reply=reply, source=None, round=round,
                      problem=f"over {MAX_CODE_CHARS} characters")
@@ -62,6 +84,33 @@ def draft_of(stage: Stage, reply: str, round: int = 0) -> Draft:
 
 def clip(text: str) -> str:
     return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + " [...]"
+
+
+def shared_wording(texts: list[str]) -> str | None:
+    """The wording the tasks share, with GAP where they differ — where a function finds its inputs; None
+    when they share nothing worth showing. Runs shared by chance inside the varying part are gaps too."""
+    base = TOKENS.findall(texts[0])
+    kept = [True] * len(base)
+    for other in texts[1:]:
+        same = [False] * len(base)
+        matcher = difflib.SequenceMatcher(None, base, TOKENS.findall(other), autojunk=False)
+        for block in matcher.get_matching_blocks():
+            same[block.a:block.a + block.size] = [True] * block.size
+        kept = [k and s for k, s in zip(kept, same)]
+    pieces: list[str] = []
+    start = 0
+    while start < len(base):
+        end = start
+        while end < len(base) and kept[end] == kept[start]:
+            end += 1
+        text, edge = "".join(base[start:end]), start == 0 or end == len(base)
+        if kept[start] and (len(text.strip()) >= MIN_SHARED or (edge and text.strip())):
+            pieces.append(text)
+        elif not pieces or pieces[-1] != GAP:
+            pieces.append(GAP)
+        start = end
+    wording = "".join(pieces)
+    return wording if GAP in wording and wording.strip() != GAP else None
 
 
 def examples_block(stage: Stage, examples: list[Example]) -> str:
@@ -81,7 +130,12 @@ class Writer:
         self.max_tokens = max_tokens
 
     def messages(self, stage: Stage, examples: list[Example]) -> list[dict]:
-        user = prompts()[stage]["user"].format(examples=examples_block(stage, examples))
+        fields = {"examples": examples_block(stage, examples)}
+        if stage == "solve":
+            template = shared_wording([e.task.prompt for e in examples]) if len(examples) > 1 else None
+            fields["wording"] = "" if template is None else prompts()["solve"]["wording"].format(
+                gap=GAP, template=clip(template))
+        user = prompts()[stage]["user"].format(**fields)
         return [{"role": "system", "content": prompts()["system"]}, {"role": "user", "content": user}]
 
     async def write(self, stage: Stage, examples: list[Example], candidates: int, seed: int, cost: Cost,

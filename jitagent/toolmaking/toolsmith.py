@@ -25,7 +25,7 @@ from jitagent.runtime.events import Cost
 from jitagent.spec import HarnessSpec, parse_spec
 from jitagent.synthesis.edit import VARIANT, root_name
 from jitagent.toolmaking.trials import Labelled, Scored, trial
-from jitagent.toolmaking.writer import Draft, Example, Stage, Writer, failure_line
+from jitagent.toolmaking.writer import Draft, Example, Stage, Writer, failure_text
 
 
 class ToolmakingConfig(BaseModel):
@@ -171,8 +171,7 @@ class Toolsmith:
                            key=lambda c: -c.shown_mean)[: self.config.repairs]
         repaired = []
         for number, candidate in enumerate(imperfect):
-            failures = [failure_line(i, s.answer if s.error is None else f"an error: {s.error}",
-                                     correct_answer(item))
+            failures = [failure_text(i, item.task, correct_answer(item), s.answer, s.error)
                         for i, (s, item) in enumerate(zip(candidate.shown, shown), 1) if s.reward < 1.0]
             draft = await self.writer.repair(candidate.draft, examples, failures, seed + 7 * (number + 1),
                                              record.cost, cancel)

@@ -6,7 +6,6 @@ trials on tasks it did not see decide (jitagent.toolmaking.toolsmith)."""
 from __future__ import annotations
 
 import ast
-import difflib
 import re
 import time
 from dataclasses import dataclass
@@ -19,13 +18,11 @@ from jitagent.nesting import yaml_load
 from jitagent.runtime.events import Cost
 from jitagent.spec import MAX_CODE_CHARS, interface_problem
 from jitagent.tasks import Task
+from jitagent.toolmaking import wording
 
 Stage = Literal["solve", "answer"]
 FENCE = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)(?:```|$)", re.S)
 SHOWN_CHARS = 1500  # of one task, answer or reply in a writer's prompt
-GAP = "___"
-MIN_SHARED = 10  # characters a run of wording inside the tasks must have to count as shared, not chance
-TOKENS = re.compile(r"\s+|\w+|[^\w\s]")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -69,11 +66,11 @@ def definitions(source: str) -> str:
     return "\n".join(lines).strip() + "\n"
 
 
-def draft_of(stage: Stage, reply: str, round: int = 0) -> Draft:
+def draft_of(stage: Stage, reply: str, round: int = 0, prelude: str = "") -> Draft:
     """The reply's first code block (or the reply itself) as a draft of the stage's function, without the
-    example calls around it."""
+    example calls around it, after the `prelude` it was told is defined."""
     blocks = FENCE.findall(reply)
-    source = definitions((blocks[0] if blocks else reply).strip() + "\n")
+    source = prelude + definitions((blocks[0] if blocks else reply).strip() + "\n")
     if len(source) > MAX_CODE_CHARS:
         return Draft(stage=stage, reply=reply, source=None, round=round,
                      problem=f"over {MAX_CODE_CHARS} characters")
@@ -86,38 +83,17 @@ def clip(text: str) -> str:
     return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + " [...]"
 
 
-def shared_wording(texts: list[str]) -> str | None:
-    """The wording the tasks share, with GAP where they differ — where a function finds its inputs; None
-    when they share nothing worth showing. Runs shared by chance inside the varying part are gaps too."""
-    base = TOKENS.findall(texts[0])
-    kept = [True] * len(base)
-    for other in texts[1:]:
-        same = [False] * len(base)
-        matcher = difflib.SequenceMatcher(None, base, TOKENS.findall(other), autojunk=False)
-        for block in matcher.get_matching_blocks():
-            same[block.a:block.a + block.size] = [True] * block.size
-        kept = [k and s for k, s in zip(kept, same)]
-    pieces: list[str] = []
-    start = 0
-    while start < len(base):
-        end = start
-        while end < len(base) and kept[end] == kept[start]:
-            end += 1
-        text, edge = "".join(base[start:end]), start == 0 or end == len(base)
-        if kept[start] and (len(text.strip()) >= MIN_SHARED or (edge and text.strip())):
-            pieces.append(text)
-        elif not pieces or pieces[-1] != GAP:
-            pieces.append(GAP)
-        start = end
-    wording = "".join(pieces)
-    return wording if GAP in wording and wording.strip() != GAP else None
+def shared(examples: list[Example]) -> str | None:
+    """The wording the shown tasks share (a `solve` stage reads its inputs from where they differ)."""
+    return wording.shared_wording([e.task.prompt for e in examples]) if len(examples) > 1 else None
 
 
-def examples_block(stage: Stage, examples: list[Example]) -> str:
-    template = prompts()[stage]["example"]
-    return "\n\n".join(template.format(number=i, task=clip(e.task.prompt), answer=clip(e.answer),
-                                       given=clip(e.given or "(no answer)"))
-                       for i, e in enumerate(examples, 1))
+def examples_block(stage: Stage, examples: list[Example], shared_wording: str | None) -> str:
+    template = prompts()[stage]["example_with_parts" if shared_wording else "example"]
+    return "\n\n".join(template.format(
+        number=i, task=clip(e.task.prompt), answer=clip(e.answer), given=clip(e.given or "(no answer)"),
+        parts=shared_wording and clip(repr(wording.parts_of(shared_wording, e.task.prompt))))
+        for i, e in enumerate(examples, 1))
 
 
 class Writer:
@@ -129,14 +105,25 @@ class Writer:
         self.temperature = temperature
         self.max_tokens = max_tokens
 
-    def messages(self, stage: Stage, examples: list[Example]) -> list[dict]:
-        fields = {"examples": examples_block(stage, examples)}
+    @staticmethod
+    def messages(stage: Stage, examples: list[Example]) -> list[dict]:
+        """The request for a stage's function; for `solve`, with the wording the tasks share and what the
+        `parts` helper reads from each."""
+        common = shared(examples) if stage == "solve" else None
+        fields = {"examples": examples_block(stage, examples, common)}
         if stage == "solve":
-            template = shared_wording([e.task.prompt for e in examples]) if len(examples) > 1 else None
-            fields["wording"] = "" if template is None else prompts()["solve"]["wording"].format(
-                gap=GAP, template=clip(template))
+            text = prompts()["solve"]
+            fields["wording"] = "" if common is None else text["wording"].format(gap=wording.GAP,
+                                                                                 template=clip(common))
+            fields["reading"] = text["with_parts" if common else "without_parts"]
         user = prompts()[stage]["user"].format(**fields)
         return [{"role": "system", "content": prompts()["system"]}, {"role": "user", "content": user}]
+
+    @staticmethod
+    def prelude(stage: Stage, examples: list[Example]) -> str:
+        """What the drafts were told is already defined: `parts` for a `solve` stage, where it applies."""
+        common = shared(examples) if stage == "solve" else None
+        return wording.helper(common) if common else ""
 
     async def write(self, stage: Stage, examples: list[Example], candidates: int, seed: int, cost: Cost,
                     cancel: CancelToken | None = None) -> list[Draft]:
@@ -146,7 +133,8 @@ class Writer:
                                                cancel=cancel)
         cost.add(generation.usage)
         cost.wall_s += time.monotonic() - start
-        return [draft_of(stage, text) for text in generation.texts]
+        prelude = self.prelude(stage, examples)
+        return [draft_of(stage, text, prelude=prelude) for text in generation.texts]
 
     async def repair(self, draft: Draft, examples: list[Example], failures: list[str], seed: int,
                      cost: Cost, cancel: CancelToken | None = None) -> Draft:
@@ -159,8 +147,13 @@ class Writer:
                                                seed=seed, cancel=cancel)
         cost.add(generation.usage)
         cost.wall_s += time.monotonic() - start
-        return draft_of(draft.stage, generation.text, draft.round + 1)
+        return draft_of(draft.stage, generation.text, draft.round + 1, self.prelude(draft.stage, examples))
 
 
-def failure_line(number: int, got: str | None, answer: str) -> str:
-    return prompts()["repair"]["failure"].format(number=number, got=clip(repr(got)), answer=clip(answer))
+def failure_text(number: int, task: Task, answer: str, got: str | None, error: str | None) -> str:
+    """What a draft did wrong on a shown task, as the repair prompt tells it."""
+    if error is not None:
+        return prompts()["repair"]["raised"].format(number=number, task=clip(task.prompt), error=clip(error),
+                                                    answer=clip(answer))
+    return prompts()["repair"]["returned"].format(number=number, task=clip(task.prompt), got=clip(repr(got)),
+                                                  answer=clip(answer))

@@ -38,7 +38,9 @@ def test_a_general_solver_is_accepted_on_tasks_its_writer_did_not_see():
     assert made.accepted is not None and made.reason.startswith("accepted")
     assert len(made.shown) == 3 and len(made.heldout) == 5 and not set(made.shown) & set(made.heldout)
     assert [s.reward for s in made.evidence] == [1.0] * 5 and made.parent_rewards == [0.0] * 5
-    assert made.accepted.code_for("solve").source == GENERAL and made.accepted.envelope.parent_id == PARENT.id
+    source = made.accepted.code_for("solve").source
+    assert source.endswith(GENERAL) and "def parts(task)" in source  # the helper the writer was told of
+    assert made.accepted.envelope.parent_id == PARENT.id
     assert made.accepted.name.startswith("program_of_thought~")
     shown_prompts = model.calls[0]["messages"][-1]["content"]
     assert all(t.prompt not in shown_prompts for t in TASKS if t.id in made.heldout)
@@ -47,8 +49,8 @@ def test_a_general_solver_is_accepted_on_tasks_its_writer_did_not_see():
 
 def memorizing(messages) -> str:
     """A writer that returns the answers of the tasks it was shown, and the first of them otherwise."""
-    shown = re.findall(r"### Task \d+\n(.*?)\n### Correct answer\n(.*?)(?:\n\n|$)", messages[-1]["content"],
-                       re.S)
+    example = r"### Task \d+\n(.*?)\n(?:### parts\(task\)\n.*?\n)?### Correct answer\n(.*?)(?:\n\n|$)"
+    shown = re.findall(example, messages[-1]["content"], re.S)
     known = dict(shown)
     return block(f"def solve(task):\n    return {known!r}.get(task, {shown[0][1]!r})\n")
 
@@ -83,7 +85,7 @@ def test_a_draft_repaired_from_what_it_got_wrong_can_be_accepted():
                          ToolmakingConfig(stages=("solve",), candidates=1, repairs=1))
     assert made.accepted is not None and made.candidates[-1].draft.round == 1
     told = model.calls[-1]["messages"][-1]["content"]
-    assert "it returned" in told and "the correct answer is" in told
+    assert "Your function returned" in told and "The correct answer is" in told
 
 
 def test_an_answer_stage_puts_the_parent_answers_in_form():

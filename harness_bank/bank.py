@@ -3,7 +3,8 @@
 It writes the records to the store (store.py opens one: SQLite or PostgreSQL) and hands the rest to
 its parts: `IndexSync` (index_sync.py) keeps the faiss index in step with the vector log, `Retrieval`
 (retrieval.py) finds and ranks harnesses and gathers the router's evidence, `Incumbency`
-(incumbency.py) admits by the `AdmissionPolicy` (admission.py), logs decisions and rolls back.
+(incumbency.py) admits by the `AdmissionPolicy` (admission.py), logs decisions and rolls back, and
+`Workshop` (workshop.py) keeps each cluster's labelled tasks and the attempts to write code for it.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from harness_bank.records import (
 from harness_bank.retrieval import Retrieval
 from harness_bank.store import TOKENS, describe, insert, now, placeholders
 from harness_bank.store_factory import open_store
+from harness_bank.workshop import Workshop
 
 
 class HarnessBank:
@@ -56,6 +58,7 @@ class HarnessBank:
         self.retrieval = Retrieval(self.store, self.index)
         self.sync = IndexSync(self.store, self.index, self.retrieval.forget_descriptions, poll_s)
         self.incumbency = Incumbency(self.store)
+        self.workshop = Workshop(self.store)
 
     @property
     def embedder(self) -> Embedder:

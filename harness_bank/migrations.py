@@ -71,6 +71,19 @@ route TEXT NOT NULL,
     ALTER TABLE outcomes ADD COLUMN run_id TEXT REFERENCES runs(id);
     CREATE UNIQUE INDEX outcomes_run ON outcomes(run_id);
     """,
+    # 6: a cluster's labelled tasks (verifier included: code written for the cluster is tried on them)
+    # and every attempt to write code for a cluster, accepted or not, with its evidence and cost
+    """
+    CREATE TABLE labelled (
+        cluster TEXT NOT NULL, task_id TEXT NOT NULL, task TEXT NOT NULL, created_at {real} NOT NULL,
+        PRIMARY KEY (cluster, task_id));
+    CREATE TABLE toolmaking (
+        id {serial}, cluster TEXT NOT NULL, stage TEXT NOT NULL, parent_id TEXT NOT NULL,
+        harness_id TEXT REFERENCES harnesses(id), accepted INTEGER NOT NULL, reason TEXT NOT NULL,
+        detail TEXT NOT NULL, prompt_tokens INTEGER, completion_tokens INTEGER, wall_s {real} NOT NULL,
+        outcomes_seen INTEGER NOT NULL, created_at {real} NOT NULL);
+    CREATE INDEX toolmaking_cluster ON toolmaking(cluster, id);
+    """,
 ]
 
 

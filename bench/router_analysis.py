@@ -14,9 +14,9 @@ import statistics
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from harness_bank.router import ROUTES
 from jitagent.benchmark.ledger import Ledger, total_tokens
 from jitagent.benchmark.stats import best_fixed, per_task
-from jitagent.events import ROUTES
 
 
 def mean(values) -> float:

@@ -29,7 +29,10 @@ from pydantic import BaseModel, Field
 
 from harness_bank.records import ArmEvidence, ArmSummary
 
-RouteKind = Literal["exploit", "explore", "synthesize"]
+# What ran for a task, in one vocabulary for the router, the pipeline, the wire and the bench: the router
+# decides the first three ("synthesized": write a variant); "fallback" is the pipeline's when writing fails.
+Route = Literal["exploit", "explore", "synthesized", "fallback"]
+ROUTES: tuple[Route, ...] = ("exploit", "explore", "synthesized", "fallback")
 
 
 class RouterConfig(BaseModel):
@@ -40,7 +43,7 @@ class RouterConfig(BaseModel):
     global_weight: float = Field(1.0, ge=0,
                                  description="pseudo-observations of the harness's record elsewhere")
     synth_start: float = Field(1.0, ge=0, le=1,
-                               description="share of 'synthesize' in a cluster with no evidence")
+                               description="share of synthesis in a cluster with no evidence")
     synth_half_life: float = Field(2.0, gt=0,
                                    description="evidence (outcomes) at which that share has halved")
     synth_floor: float = Field(0.05, ge=0, le=1, description="exploration by synthesis never stops entirely")
@@ -105,8 +108,8 @@ class Arm:
 
 @dataclass
 class RouteChoice:
-    route: RouteKind
-    arm: Arm | None          # the harness to run; for `synthesize`, the parent to mutate (None: cold cluster)
+    route: Route
+    arm: Arm | None  # the harness to run; for `synthesized`, the parent to mutate (None: a cold cluster)
     best: Arm | None         # the arm with the best posterior mean (the fallback when synthesis fails)
     arms: list[Arm] = field(default_factory=list)
     reason: str = ""
@@ -144,13 +147,13 @@ class Router:
         if best is None or rng.random() < share:
             # a mutation needs a parent that ran here (its failures are the material); a cold cluster has none
             parent = min((a for a in arms if a.evidence.runs), key=self._rank, default=None)
-            return RouteChoice("synthesize", parent, best, arms,
+            return RouteChoice("synthesized", parent, best, arms,
                                f"synthesis share {share:.2f} at evidence {weight:.1f}")
         draws = [(rng.betavariate(a.alpha, a.beta), a) for a in arms]
         top = max(d for d, _ in draws)
         tied = [a for d, a in draws if d >= top - self.config.tie_margin]
         arm = min(tied, key=lambda a: (a.tokens_key, -a.mean, a.evidence.harness_id))
-        route: RouteKind = "exploit" if arm is best else "explore"
+        route: Route = "exploit" if arm is best else "explore"
         return RouteChoice(route, arm, best, arms,
                            f"Thompson draw {top:.2f}: {arm.evidence.name} (posterior mean "
                                                    f"{arm.mean:.2f}, {arm.evidence.runs} run(s) here)")

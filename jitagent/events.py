@@ -21,16 +21,12 @@ it, so each keeps records of its own rather than one type shared from the runtim
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Literal
 
-from harness_bank.router import ArmSummary
+from harness_bank.router import ArmSummary, Route
 from jitagent.runtime.events import RunResult, Step
 from jitagent.spec import HarnessSpec
 from jitagent.synthesis.synthesize import CandidateChecked, Synthesis, SynthesisCost
 from jitagent.verifiers import Verdict
-
-Route = Literal["exploit", "explore", "synthesized", "fallback"]
-ROUTES: tuple[Route, ...] = ("exploit", "explore", "synthesized", "fallback")
 
 
 @dataclass(frozen=True, kw_only=True)

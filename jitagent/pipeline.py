@@ -16,12 +16,13 @@ import time
 import uuid
 import zlib
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
 from harness_bank import Decision, HarnessBank, Outcome, RunRecord
-from harness_bank.router import RouteChoice, Router, RouterConfig
-from jitagent.events import BankDecision, Chosen, Retrieved, Route, Routed, SolveEvent, SolveResult
+from harness_bank.router import ArmSummary, Route, RouteChoice, Router, RouterConfig
+from jitagent.events import BankDecision, Chosen, Retrieved, Routed, SolveEvent, SolveResult
 from jitagent.feedback import Recorded, Report, report_harness, report_run
 from jitagent.models.base import CancelToken, ModelClient
 from jitagent.runtime.agent import Runtime
@@ -41,6 +42,25 @@ class PipelineConfig(BaseModel):
                                                           "the meta-model's taste, chooses among variants")
     failures: int = Field(3, ge=0, le=5, description="recent failures of the parent shown to a mutation")
     synthesis: SynthesisConfig = Field(default_factory=SynthesisConfig)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Branch:
+    """What the pipeline runs for a task: how it came to it, the harness, and the synthesis that wrote it."""
+
+    route: Route
+    spec: HarnessSpec
+    synthesis: Synthesis | None = None
+
+
+def verified(run: RunResult | None, task: Task, cancel: CancelToken) -> bool:
+    """Whether the run's outcome is evidence for its harness: it ran, the task has a verifier, and no
+    infrastructure failed — but running out of the caller's time budget is a genuine 0 (a harness too
+    slow for it must lose share). An unverified run waits for a report."""
+    if run is None or task.verifier.kind == "none":
+        return False
+    out_of_time = run.interrupted and cancel.deadline is not None and time.monotonic() >= cancel.deadline
+    return run.error is None or out_of_time
 
 
 class JitPipeline:
@@ -67,64 +87,73 @@ class JitPipeline:
         `run_id`: the id the run is recorded under (default: a new one), in the result."""
         start = time.monotonic()
         run_id = run_id or uuid.uuid4().hex
-        cancel = cancel or CancelToken()
-        if deadline is not None:
-            cancel.deadline = deadline if cancel.deadline is None else min(deadline, cancel.deadline)
+        cancel = (cancel or CancelToken()).tighten(deadline)
         cluster, choice, failures = await asyncio.to_thread(self._route, task, seed)
         arms = tuple(a.summary() for a in choice.arms)
-        synthesis, cost = None, SynthesisCost()
-        if choice.route != "synthesize":
-            route: Route = choice.route
-            spec = self.spec_of(choice.arm.evidence.harness_id)
-            yield Routed(route=route, cluster=cluster, arms=arms,
-                         text=f"{route} {spec.name} in {cluster}: {choice.reason}")
-        else:
-            parents = [choice.arm] if choice.arm is not None else sorted(
-                choice.arms, key=lambda a: (-a.mean, -a.evidence.similarity))
-            specs = [self.spec_of(a.evidence.harness_id) for a in parents]
-            yield Retrieved(text=", ".join(f"{a.evidence.name} ({a.mean:.2f})" for a in parents), arms=arms)
-            mutation = choice.arm is not None
-            async for item in self.synthesizer.stream(
-                    task, specs, {a.evidence.harness_id: a.mean for a in parents}, seed, cancel,
-                    self.config.mutation_n if mutation else n, failures=failures if mutation else None,
-                    clean_parents=frozenset(a.evidence.harness_id for a in choice.arms if a.evidence.runs)):
-                if isinstance(item, Synthesis):
-                    synthesis = item
+        if choice.route == "synthesized":
+            branch = None
+            async for item in self._synthesize(task, cluster, choice, failures, arms, seed, cancel, n):
+                if isinstance(item, Branch):
+                    branch = item
                 else:
                     yield item
-            cost = synthesis.cost
-            if self.config.keep_candidates:
-                await asyncio.to_thread(self._keep_candidates, task, synthesis)
-            if synthesis.chosen is not None:
-                route, spec = "synthesized", synthesis.chosen
-            else:
-                route, spec = "fallback", self.spec_of((choice.best or parents[0]).evidence.harness_id)
-            kind = "mutation of " + choice.arm.evidence.name if mutation else "cold cluster"
-            yield Routed(route=route, cluster=cluster, arms=arms,
-                         text=f"{route} ({kind}; {choice.reason}): {synthesis.reason}")
-        yield Chosen(harness=spec)
-        run, verified, admitted = None, False, None
+        else:
+            branch = Branch(route=choice.route, spec=self.spec_of(choice.arm.evidence.harness_id))
+            yield Routed(route=branch.route, cluster=cluster, arms=arms,
+                         text=f"{branch.route} {branch.spec.name} in {cluster}: {choice.reason}")
+        yield Chosen(harness=branch.spec)
+        run = None
         if execute:
-            async for event in self.runtime.stream(spec, task, seed=seed, cancel=cancel, deadline=deadline):
+            async for event in self.runtime.stream(branch.spec, task, seed=seed, cancel=cancel,
+                                                   deadline=deadline):
                 if isinstance(event, RunResult):
                     run = event
                 else:
                     yield event
-            # an infrastructure failure says nothing of the harness, but running out of the caller's time
-            # budget is a genuine 0 (a harness too slow for it must lose share); an unverified run waits
-            out_of_time = (run.interrupted and cancel.deadline is not None
-                           and time.monotonic() >= cancel.deadline)
-            verified = (run.error is None or out_of_time) and task.verifier.kind != "none"
+        admitted = None
         if self.config.learn:
-            decision = await asyncio.to_thread(self._record, run_id, task, spec, route, run, cluster,
-                                               delivery, verified)
+            decision = await asyncio.to_thread(self._record, run_id, task, branch, run, cluster, delivery,
+                                               verified(run, task, cancel))
             if decision is not None:
                 admitted = BankDecision(cluster=cluster, promoted=decision.promote, reason=decision.reason)
                 yield admitted
-        yield SolveResult(task_id=task.id, route=route, harness=spec, cluster=cluster, synthesis=synthesis,
-                          run=run, references=list(arms), synthesis_cost=cost,
+        yield SolveResult(task_id=task.id, route=branch.route, harness=branch.spec, cluster=cluster,
+                          synthesis=branch.synthesis, run=run, references=list(arms),
+                          synthesis_cost=branch.synthesis.cost if branch.synthesis else SynthesisCost(),
                           wall_s=time.monotonic() - start, bank_decision=admitted.text if admitted else "",
                           run_id=run_id)
+
+    async def _synthesize(self, task: Task, cluster: str, choice: RouteChoice, failures: list[dict],
+                          arms: tuple[ArmSummary, ...], seed: int, cancel: CancelToken,
+                          n: int | None) -> AsyncIterator[SolveEvent | Branch]:
+        """Write a variant where the router explores by synthesis: a reflective mutation of the cluster's
+        best arm from its recent failures, or in a cold cluster a harness from the best references; the
+        cluster's best arm runs when no candidate is valid. The synthesis events, then the `Branch`."""
+        mutation = choice.arm is not None
+        parents = [choice.arm] if mutation else sorted(choice.arms,
+                                                       key=lambda a: (-a.mean, -a.evidence.similarity))
+        yield Retrieved(text=", ".join(f"{a.evidence.name} ({a.mean:.2f})" for a in parents), arms=arms)
+        specs = [self.spec_of(a.evidence.harness_id) for a in parents]
+        synthesis = None
+        async for item in self.synthesizer.stream(
+                task, specs, {a.evidence.harness_id: a.mean for a in parents}, seed, cancel,
+                self.config.mutation_n if mutation else n, failures=failures if mutation else None,
+                clean_parents=frozenset(a.evidence.harness_id for a in choice.arms if a.evidence.runs)):
+            if isinstance(item, Synthesis):
+                synthesis = item
+            else:
+                yield item
+        if self.config.keep_candidates:
+            await asyncio.to_thread(self._keep_candidates, task, synthesis)
+        if synthesis.chosen is not None:
+            branch = Branch(route="synthesized", spec=synthesis.chosen, synthesis=synthesis)
+        else:
+            fallback = self.spec_of((choice.best or parents[0]).evidence.harness_id)
+            branch = Branch(route="fallback", spec=fallback, synthesis=synthesis)
+        kind = "mutation of " + choice.arm.evidence.name if mutation else "cold cluster"
+        yield Routed(route=branch.route, cluster=cluster, arms=arms,
+                     text=f"{branch.route} ({kind}; {choice.reason}): {synthesis.reason}")
+        yield branch
 
     async def solve(self, task: Task, **kw) -> SolveResult:
         return await last_of(self.stream(task, **kw), SolveResult)
@@ -147,7 +176,7 @@ class JitPipeline:
         rng = random.Random(zlib.crc32(f"{seed}:{task.id}:{task.prompt}".encode()))
         choice = self.router.choose(evidence, base, rng)
         failures = []
-        if choice.route == "synthesize" and choice.arm is not None and self.config.failures:
+        if choice.route == "synthesized" and choice.arm is not None and self.config.failures:
             failures = self.bank.failures(cluster, choice.arm.evidence.harness_id, self.config.failures)
         return cluster, choice, failures
 
@@ -168,14 +197,15 @@ class JitPipeline:
                                     + [{"checks": [k.__dict__ for k in c.checks]}]}
             self.bank.record_candidate(task.id, task.prompt, record, self.meta.name)
 
-    def _record(self, run_id: str, task: Task, spec: HarnessSpec, route: Route, run: RunResult | None,
-                cluster: str, delivery: str | None, verified: bool) -> Decision | None:
+    def _record(self, run_id: str, task: Task, branch: Branch, run: RunResult | None, cluster: str,
+                delivery: str | None, verified: bool) -> Decision | None:
         """The run under its id (feedback finds its harness, task and cluster there) and, when it was
         verified, its outcome through admission; the bank's decision, or None when there is none."""
+        spec = branch.spec
         self.bank.add_harness(spec.model_dump(mode="json"))
         self.bank.record_run(RunRecord(
             run_id=run_id, harness_id=spec.id, task_id=task.id, task_text=task.prompt, cluster=cluster,
-            route=route, task_type=task.type, tags=tuple(task.tags),
+            route=branch.route, task_type=task.type, tags=tuple(task.tags),
             answer=run.answer if run else None, trace=last_steps(run) if run else "",
             prompt_tokens=run.cost.prompt_tokens if run else None,
             completion_tokens=run.cost.completion_tokens if run else None,

@@ -6,9 +6,9 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
+from harness_bank.router import ROUTES
 from jitagent.benchmark.ledger import Ledger, total_tokens
 from jitagent.benchmark.stats import HINDSIGHT, best_fixed, hindsight_rows, summarize
-from jitagent.events import ROUTES
 from jitagent.usage import known_sum
 
 JIT_ARMS = ("jit_warm", "jit_stream", "jit_static")

@@ -8,8 +8,8 @@ import random
 import statistics
 from collections import defaultdict
 
+from harness_bank.router import ROUTES
 from jitagent.benchmark.ledger import Ledger, total_tokens
-from jitagent.events import ROUTES
 
 HINDSIGHT = "hindsight oracle"
 

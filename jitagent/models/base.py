@@ -42,6 +42,11 @@ class CancelToken:
     def cancel(self) -> None:
         self._event.set()
 
+    def tighten(self, *deadlines: float | None) -> CancelToken:
+        """The earliest of its deadline and these (monotonic; None: none); a deadline never loosens."""
+        self.deadline = min((d for d in (self.deadline, *deadlines) if d is not None), default=None)
+        return self
+
     def is_cancelled(self) -> bool:
         import time
         return self._event.is_set() or (self.deadline is not None and time.monotonic() > self.deadline)

@@ -50,8 +50,7 @@ class Runtime:
         `verify_answer=False` (dry runs) never consults the task's verifier."""
         start = time.monotonic()
         own_deadline = start + spec.limits.timeout_s
-        cancel = cancel or CancelToken()
-        cancel.deadline = min(d for d in (own_deadline, deadline, cancel.deadline) if d is not None)
+        cancel = (cancel or CancelToken()).tighten(own_deadline, deadline)
         if max_steps is not None:
             limits = spec.limits.model_copy(update={"max_steps": min(max_steps, spec.limits.max_steps)})
             spec = spec.model_copy(update={"limits": limits})

@@ -22,6 +22,17 @@ from jitagent.tasks import Task
 from jitagent.tools import TOOL_SCHEMAS
 
 
+class SelectionWeights(BaseModel):
+    """How `selection: score` ranks valid candidates without running them: the reward their parent earned
+    (or `unknown_prior`), a bonus for a dry run that answered, a cost per place down the reference list and
+    per note validation left (a field clamped, an instruction dropped)."""
+
+    unknown_prior: float = Field(0.5, ge=0, le=1)
+    answered: float = Field(0.3, ge=0)
+    reference_rank: float = Field(0.05, ge=0)
+    note: float = Field(0.1, ge=0)
+
+
 class SynthesisConfig(BaseModel):
     n: int = Field(3, ge=1, le=8)
     reference_mode: Literal["descriptions", "full"] = "descriptions"
@@ -32,6 +43,7 @@ class SynthesisConfig(BaseModel):
     dry_run: bool = True
     dry_run_steps: int = Field(1, ge=1, le=4)
     selection: Literal["score", "judge"] = "score"
+    weights: SelectionWeights = Field(default_factory=SelectionWeights)
     ceilings: Ceilings = Field(default_factory=Ceilings)
 
 
@@ -98,6 +110,18 @@ class Synthesis:
     reason: str
 
 
+@dataclass(frozen=True, kw_only=True)
+class Repair:
+    """What repairing a synthesis's drafts needs: the request they answered, its schema, the seed and
+    cancel token of the synthesis, and where its cost is counted."""
+
+    messages: list[dict]
+    schema: dict
+    seed: int
+    cancel: CancelToken | None
+    cost: SynthesisCost
+
+
 @dataclass(frozen=True)
 class CandidateChecked:
     """A candidate's draft (round 0) or a repair of it went up the validation ladder."""
@@ -140,32 +164,9 @@ class Synthesizer:
         candidates = []
         for index, text in enumerate(generation.texts):
             candidate = Candidate(index)
-            checked = await self._check(text, parents, task)
-            candidate.rounds.append(Round(0, text, checked.error))
-            yield CandidateChecked(index, 0, checked.error)
-            for number in range(1, cfg.repair_rounds + 1):
-                if checked.ok:
-                    break
-                start = time.monotonic()
-                fix = await self.meta.complete(repair_messages(base, candidate.rounds[-1].output,
-                                                               checked.error),
-                                               max_tokens=cfg.max_tokens, temperature=0.7,
-                                               seed=seed + 100 * (index + 1) + number,
-                                               json_schema=schema, cancel=cancel)
-                cost.repair.add(fix.usage)
-                cost.repair.wall_s += time.monotonic() - start
-                checked = await self._check(fix.text, parents, task)
-                repeated = any(r.output == fix.text for r in candidate.rounds)
-                candidate.rounds.append(Round(number, fix.text, checked.error))
-                yield CandidateChecked(index, number, checked.error)
-                if repeated:  # the model answers the error with the same output: another round repeats it
-                    break
-            candidate.checks, candidate.notes = checked.checks, checked.notes
-            if checked.spec is not None:
-                candidate.parent_id = checked.spec.envelope.parent_id
-                candidate.spec = checked.spec.derive(
-                    origin="repaired" if candidate.broken_before_repair else "synthesized",
-                    parent_id=checked.spec.envelope.parent_id, generator=self.meta.name)
+            repair = Repair(messages=base, schema=schema, seed=seed, cancel=cancel, cost=cost)
+            async for checked in self._checked(candidate, text, parents, task, repair):
+                yield checked
             candidates.append(candidate)
         # A dry run costs a solver step; it pays only for code (which static checks cannot run on
         # the task) or to choose among several candidates of an untested parent. A lone pure edit
@@ -192,6 +193,38 @@ class Synthesizer:
     async def _check(self, text: str, parents, task: Task) -> Validated:
         return await validate_static(text, parents, task, self.config.ceilings)
 
+    async def _checked(self, candidate: Candidate, text: str, parents: dict[str, HarnessSpec], task: Task,
+                       repair: Repair) -> AsyncIterator[CandidateChecked]:
+        """A draft up the validation ladder and, while it is broken, repaired from the exact error (up to
+        `repair_rounds`); the candidate keeps every round and ends with the last one's spec."""
+        cfg, index = self.config, candidate.index
+        checked = await self._check(text, parents, task)
+        candidate.rounds.append(Round(0, text, checked.error))
+        yield CandidateChecked(index, 0, checked.error)
+        for number in range(1, cfg.repair_rounds + 1):
+            if checked.ok:
+                break
+            start = time.monotonic()
+            fix = await self.meta.complete(repair_messages(repair.messages, candidate.rounds[-1].output,
+                                                           checked.error),
+                                           max_tokens=cfg.max_tokens, temperature=0.7,
+                                           seed=repair.seed + 100 * (index + 1) + number,
+                                           json_schema=repair.schema, cancel=repair.cancel)
+            repair.cost.repair.add(fix.usage)
+            repair.cost.repair.wall_s += time.monotonic() - start
+            checked = await self._check(fix.text, parents, task)
+            repeated = any(r.output == fix.text for r in candidate.rounds)
+            candidate.rounds.append(Round(number, fix.text, checked.error))
+            yield CandidateChecked(index, number, checked.error)
+            if repeated:  # the model answers the error with the same output: another round repeats it
+                break
+        candidate.checks, candidate.notes = checked.checks, checked.notes
+        if checked.spec is not None:
+            candidate.parent_id = checked.spec.envelope.parent_id
+            candidate.spec = checked.spec.derive(
+                origin="repaired" if candidate.broken_before_repair else "synthesized",
+                parent_id=checked.spec.envelope.parent_id, generator=self.meta.name)
+
     async def _dry_run(self, candidate: Candidate, task: Task, cost: SynthesisCost, seed: int,
                        cancel: CancelToken | None) -> None:
         """Rung 5: run on the task with a step cap; a harness error (not a wrong answer) breaks it."""
@@ -211,11 +244,12 @@ class Synthesizer:
 
     async def _select(self, valid: list[Candidate], task: Task, prior: dict[str, float | None],
                       references: list[HarnessSpec], cost: SynthesisCost, seed: int) -> tuple[Candidate, str]:
-        rank = {r.id: i for i, r in enumerate(references)}
+        rank, w = {r.id: i for i, r in enumerate(references)}, self.config.weights
         for c in valid:
             earned = prior.get(c.parent_id)
-            c.score = round((0.5 if earned is None else earned) + 0.3 * (c.dry_run == "answered")
-                            - 0.05 * rank.get(c.parent_id, len(rank)) - 0.1 * len(c.notes), 4)
+            c.score = round((w.unknown_prior if earned is None else earned)
+                            + w.answered * (c.dry_run == "answered")
+                            - w.reference_rank * rank.get(c.parent_id, len(rank)) - w.note * len(c.notes), 4)
         if self.config.selection == "judge" and len(valid) > 1:
             shown = ("action", "planning", "tools", "limits")
             listing = "\n".join(

@@ -1,8 +1,8 @@
 """The wording a cluster's tasks share, and where they differ: read off the tasks themselves, at run time.
 
 A small writer fails most often at finding a task's inputs in its text. When the tasks of a cluster share
-their wording, the parts that differ are the inputs: `parts(task)` (a helper whose source goes into the
-code, so the code stays self-contained) returns them, and the writer is shown what it returns on each
+their wording, the parts that differ are the inputs: `read_parts(task)` (a helper whose source goes into
+the code, so the code stays self-contained) returns them, and the writer is shown what it returns on each
 example. Nothing here knows any task type: the wording is whatever the shown tasks have in common."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ HELPER = '''import re as _re
 _WORDING = _re.compile({pattern!r}, _re.S)
 
 
-def parts(task):
+def read_parts(task):
     """The parts of `task` that differ from task to task, in order; None when it reads otherwise."""
     found = _WORDING.fullmatch(task)
     return None if found is None else [part.strip() for part in found.groups()]
@@ -85,12 +85,12 @@ def pattern(wording: str) -> str:
 
 
 def helper(wording: str) -> str:
-    """Python source that defines `parts(task)` for this wording."""
+    """Python source that defines `read_parts(task)` for this wording."""
     return HELPER.format(pattern=pattern(wording))
 
 
 def parts_of(wording: str, text: str) -> list[str] | None:
-    """What `parts(text)` returns, computed here (with a time bound) to show the writer."""
+    """What `read_parts(text)` returns, computed here (with a time bound) to show the writer."""
     try:
         found = regex.fullmatch(pattern(wording), text, regex.S, timeout=MATCH_TIMEOUT_S)
     except TimeoutError:

@@ -108,7 +108,7 @@ class Writer:
     @staticmethod
     def messages(stage: Stage, examples: list[Example]) -> list[dict]:
         """The request for a stage's function; for `solve`, with the wording the tasks share and what the
-        `parts` helper reads from each."""
+        `read_parts` helper reads from each."""
         common = shared(examples) if stage == "solve" else None
         fields = {"examples": examples_block(stage, examples, common)}
         if stage == "solve":
@@ -121,7 +121,7 @@ class Writer:
 
     @staticmethod
     def prelude(stage: Stage, examples: list[Example]) -> str:
-        """What the drafts were told is already defined: `parts` for a `solve` stage, where it applies."""
+        """What the drafts were told is defined: `read_parts` for a `solve` stage, where it applies."""
         common = shared(examples) if stage == "solve" else None
         return wording.helper(common) if common else ""
 

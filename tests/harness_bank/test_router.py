@@ -25,8 +25,8 @@ def simulate(rates: dict[str, float], tasks: int, seed: int = 0, config: RouterC
         runs = sum(n for n, _ in record.values())
         base = sum(s for _, s in record.values()) / runs if runs else 0.5
         choice = router.choose(evidence, base, rng)
-        if choice.route == "synthesize":
-            pulls.append("synthesize")
+        if choice.route == "synthesized":
+            pulls.append("synthesized")
             name = f"variant{len(pulls)}"
             rates[name] = rates.get("variant", 0.3)
             record[name] = [0, 0.0]
@@ -57,7 +57,7 @@ def test_exploration_never_stops_entirely():
     assert router.synth_share(10_000) == RouterConfig().synth_floor > 0
     assert router.synth_share(0) == 1.0 and router.synth_share(2) == 0.5  # halves at the half-life
     pulls = simulate({"best": 0.9, "other": 0.5}, 400, seed=1, config=RouterConfig())
-    assert 0 < pulls[200:].count("synthesize") < 40 and pulls[:20].count("synthesize") >= 3
+    assert 0 < pulls[200:].count("synthesized") < 40 and pulls[:20].count("synthesized") >= 3
     assert pulls[200:].count("other") + sum(p.startswith("variant") for p in pulls[200:]) > 0
 
 

@@ -4,12 +4,12 @@ import asyncio
 import json
 
 import jitagent.runtime.agent as agent_module
+from harness_bank.router import ROUTES
 from jitagent.benchmark.arms import ARMS
 from jitagent.benchmark.ledger import Ledger
 from jitagent.benchmark.report import markdown, report
 from jitagent.benchmark.runner import Bench, BenchConfig
 from jitagent.benchmark.stats import bootstrap_ci, summarize
-from jitagent.events import ROUTES
 from jitagent.models.scripted import ScriptedModel, instant_model
 
 

@@ -39,7 +39,7 @@ def test_a_general_solver_is_accepted_on_tasks_its_writer_did_not_see():
     assert len(made.shown) == 3 and len(made.heldout) == 5 and not set(made.shown) & set(made.heldout)
     assert [s.reward for s in made.evidence] == [1.0] * 5 and made.parent_rewards == [0.0] * 5
     source = made.accepted.code_for("solve").source
-    assert source.endswith(GENERAL) and "def parts(task)" in source  # the helper the writer was told of
+    assert source.endswith(GENERAL) and "def read_parts(task)" in source  # the helper the writer was told of
     assert made.accepted.envelope.parent_id == PARENT.id
     assert made.accepted.name.startswith("program_of_thought~")
     shown_prompts = model.calls[0]["messages"][-1]["content"]
@@ -49,7 +49,7 @@ def test_a_general_solver_is_accepted_on_tasks_its_writer_did_not_see():
 
 def memorizing(messages) -> str:
     """A writer that returns the answers of the tasks it was shown, and the first of them otherwise."""
-    example = r"### Task \d+\n(.*?)\n(?:### parts\(task\)\n.*?\n)?### Correct answer\n(.*?)(?:\n\n|$)"
+    example = r"### Task \d+\n(.*?)\n(?:### read_parts\(task\)\n.*?\n)?### Correct answer\n(.*?)(?:\n\n|$)"
     shown = re.findall(example, messages[-1]["content"], re.S)
     known = dict(shown)
     return block(f"def solve(task):\n    return {known!r}.get(task, {shown[0][1]!r})\n")

@@ -7,10 +7,11 @@ reaches zero. Each arm's reward posterior is a Beta distribution:
     Beta(0.5 + prior_weight·prior_mean + Σ rewards,  0.5 + prior_weight·(1 − prior_mean) + Σ (1 − rewards))
 
 where the prior comes from the harness's reward on the nearest past tasks outside the cluster
-(kNN over experience vectors), shrunk toward its global record. Thompson sampling picks the arm;
-arms whose draws lie within `tie_margin` of the best count as tied and the one with fewer tokens
-wins. The route says why: `exploit` (the arm with the best posterior mean), `explore` (another arm
-drawn by Thompson sampling) or `synthesize` (the share for new variants came up).
+(kNN over experience vectors), shrunk toward its global record; a harness with no outcome anywhere
+starts pessimistic (`unproven` × the base rate), so exploring it must be worth a task. Thompson
+sampling picks the arm; arms whose draws lie within `tie_margin` of the best count as tied and the one
+with fewer tokens wins. The route says why: `exploit` (the arm with the best posterior mean), `explore`
+(another arm drawn by Thompson sampling) or `synthesized` (the share for new variants came up).
 
 All the arithmetic of that model is here: the similarity-weighted record on the nearest past tasks,
 the base rate, the shrinkage, the posterior. The bank only gathers the facts (its retrieval ranks
@@ -48,6 +49,8 @@ class RouterConfig(BaseModel):
                                    description="evidence (outcomes) at which that share has halved")
     synth_floor: float = Field(0.05, ge=0, le=1, description="exploration by synthesis never stops entirely")
     tie_margin: float = Field(0.02, ge=0, le=1, description="draws this close are a tie: fewer tokens wins")
+    unproven: float = Field(0.25, ge=0, le=1, description="the prior of an arm with no outcome anywhere, as "
+                            "a share of the base rate: exploring it must be worth a task")
 
 
 UNKNOWN_BASE = 0.5  # the base reward where nothing at all is known
@@ -120,11 +123,14 @@ class Router:
         self.config = config or RouterConfig()
 
     def arms(self, evidence: list[ArmEvidence], base: float) -> list[Arm]:
-        """Posterior per arm. `base`: the task's base rate (see `base_rate`), the prior of a harness
-        that has no record at all."""
+        """Posterior per arm. `base`: the task's base rate (see `base_rate`); a harness with no outcome
+        anywhere starts at `unproven` × base, held with the full prior weight (a confident doubt)."""
         cfg = self.config
         arms = []
         for e in evidence:
+            if not (e.runs or e.global_runs or e.near_weight):
+                arms.append(Arm(e, base * cfg.unproven, cfg.prior_weight))
+                continue
             anchor = base if e.global_reward is None else shrunk(e.global_reward, e.global_runs, base)
             near = min(e.near_weight, cfg.prior_weight)
             weights = near + cfg.global_weight

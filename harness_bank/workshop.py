@@ -30,21 +30,17 @@ class Workshop:
         return [json.loads(r["task"]) for r in rows]
 
     def outcomes(self, harness_id: str, cluster: str, task_ids: list[str]) -> dict[str, dict]:
-        """The harness's latest outcome in the cluster on each of these tasks that has one: reward,
-        answer and tokens (None: unknown), by task id."""
+        """The harness's latest outcome in the cluster on each of these tasks that has one (reward, answer,
+        prompt and completion tokens — None: unknown — and wall time), by task id."""
         if not task_ids:
             return {}
         rows = self.store.query(
-            "SELECT task_id, reward, answer, prompt_tokens, completion_tokens "
+            "SELECT task_id, reward, answer, prompt_tokens, completion_tokens, wall_s "
             "FROM outcomes "
             f"WHERE harness_id = ? AND cluster = ? AND task_id IN ({placeholders(task_ids)}) "
             "ORDER BY id", (harness_id, cluster, *task_ids))
-        latest = {}
-        for r in rows:
-            tokens = (None if r["prompt_tokens"] is None or r["completion_tokens"] is None
-                      else r["prompt_tokens"] + r["completion_tokens"])
-            latest[r["task_id"]] = {"reward": r["reward"], "answer": r["answer"], "tokens": tokens}
-        return latest
+        return {r["task_id"]: {k: r[k] for k in ("reward", "answer", "prompt_tokens", "completion_tokens",
+                                                 "wall_s")} for r in rows}
 
     def record_attempt(self, *, cluster: str, stage: str, parent_id: str, harness_id: str | None,
                        accepted: bool, reason: str, detail: dict, prompt_tokens: int | None,

@@ -159,7 +159,8 @@ def cmd_evolve(args) -> int:
     from jitagent.tasks import load_suite
 
     pipeline = build_pipeline(bank_location(args), cache_dir=args.data_dir, meta_model=args.meta_model,
-                              solver_model=args.solver_model, api_key=api_key(args), config=PipelineConfig())
+                              solver_model=args.solver_model, api_key=api_key(args), config=PipelineConfig(),
+                              tool_writer=args.tool_writer)
     bank = pipeline.bank
     evolver = Evolver(pipeline, evolve_state(bank, args.data_dir), args.minibatch, args.budget_s)
     learn, score = load_suite(args.suite, "learn"), load_suite(args.suite, "score")
@@ -168,21 +169,32 @@ def cmd_evolve(args) -> int:
     async def main():
         with Progress(transient=True, console=Console(stderr=True)) as bar:
             clusters = len({t.type for t in learn})
-            job = bar.add_task("evolve", total=args.rounds * clusters)
-            async for step in evolver.run(learn, score, args.rounds):
+            per_cluster = len(pipeline.toolshop.config.stages) if args.tools else args.rounds
+            job = bar.add_task("evolve", total=per_cluster * clusters)
+            stream = evolver.tools(learn, score) if args.tools else evolver.run(learn, score, args.rounds)
+            async for step in stream:
                 steps.append(step)
                 bar.advance(job)
-                bar.console.log(f"round {step.round} {step.cluster}: {step.parent} -> {step.variant or '-'}: "
-                                f"{'kept' if step.accepted else 'not kept'} ({step.reason})")
+                bar.console.log(describe_step(step))
     asyncio.run(main())
     bank.close()
-    kept = [s.variant for s in steps if s.accepted]
+    kept = [getattr(s, "variant", None) or s.harness for s in steps if s.accepted]
     if args.json:
         _print_json([s.__dict__ for s in steps])
     else:
         print(f"{len(steps)} steps, {len(kept)} variants kept: {', '.join(kept) or 'none'} (state: "
               f"{evolver.state})")
     return 0
+
+
+def describe_step(step) -> str:
+    """One log line for an evolve step: a mutation (EvolveStep) or code for a cluster (ToolStep)."""
+    kept = "kept" if step.accepted else "not kept"
+    if step.kind == "tools":
+        made = f"{step.cluster} {step.stage}: {step.parent} -> {step.harness or '-'}"
+    else:
+        made = f"round {step.round} {step.cluster}: {step.parent} -> {step.variant or '-'}"
+    return f"{made}: {kept} ({step.reason})"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -249,6 +261,11 @@ def _add_run_commands(sub) -> None:
     p.add_argument("--minibatch", type=int, default=3,
                    help="learn tasks a variant must win on against its parent")
     p.add_argument("--budget-s", type=float, default=60.0, help="wall-clock budget per run")
+    p.add_argument("--tools", action="store_true",
+                   help="write code for each cluster instead (a solve stage, an answer stage): accepted on "
+                   "held-out learn tasks, gated on score")
+    p.add_argument("--tool-writer", help="the model that writes code for clusters (default: the meta-model), "
+                   "e.g. qwen2.5-coder-1.5b")
     p.set_defaults(func=cmd_evolve)
 
 

@@ -1,4 +1,5 @@
-"""Ahead of time: evolve a warmed bank, GEPA-style — explore → mutate → accept on a minibatch.
+"""Ahead of time: evolve a warmed bank, GEPA-style — explore → mutate → accept on a minibatch — and write
+code for its clusters (`tools`).
 
 Per round and per task cluster of the `learn` split: take the cluster's best arm (posterior mean),
 show the meta-model its recent failures, write one variant (a reflective mutation), run it on a
@@ -7,6 +8,11 @@ does not regress on the cluster's `score` tasks (both run; score outcomes never 
 A kept variant's learn outcomes go into the bank, so the router can pull it; a rejected one stays
 a candidate with its evidence. `final` is never read. Resumable: each (round, cluster) step is
 appended to a JSONL state file beside the bank and skipped on the next call.
+
+`tools`: per cluster, the best arm runs on the cluster's `learn` tasks it has not run (they become its
+labelled tasks), a writer model writes code for the cluster from some of them, a harness carrying it
+is accepted on the others (jitagent.toolshop) and then must not regress on the cluster's `score`
+tasks. What passes both joins the bank with its trial outcomes; every attempt is recorded.
 """
 
 from __future__ import annotations
@@ -22,16 +28,43 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from harness_bank import HarnessBank
-from harness_bank.router import Router
-from jitagent.pipeline import JitPipeline, outcome_of
+from harness_bank.router import Arm, Router
+from jitagent.pipeline import JitPipeline, record_verified
 from jitagent.runtime.events import RunResult
 from jitagent.spec import HarnessSpec
 from jitagent.tasks import Task
+from jitagent.toolmaking import Toolmaking
 from jitagent.usage import known_sum
+
+NOT_WARMED = "no harness has run in this cluster: warm the bank first"
+
+
+@dataclass
+class ToolStep:
+    """One stage of code written for one cluster ahead of time: accepted on held-out learn tasks, then
+    gated on score; its writer's tokens and the runs it took (labelling learn tasks, the gate)."""
+
+    cluster: str
+    stage: str = ""
+    parent: str = ""
+    harness: str | None = None  # the harness accepted on held-out tasks, before the gate
+    accepted: bool = False  # accepted, and no regression on score: it joined the bank
+    reason: str = ""
+    heldout_parent: float | None = None
+    heldout_harness: float | None = None
+    gate_parent: float | None = None
+    gate_harness: float | None = None
+    writer_prompt_tokens: int | None = 0
+    writer_completion_tokens: int | None = 0
+    execution_tokens: int | None = 0
+    wall_s: float = 0.0
+    kind: str = "tools"
 
 
 @dataclass
 class EvolveStep:
+    """One reflective mutation of one cluster's best arm, accepted on a minibatch and gated on score."""
+
     round: int
     cluster: str
     parent: str = ""
@@ -46,6 +79,7 @@ class EvolveStep:
     synthesis_tokens: int | None = 0
     execution_tokens: int | None = 0
     wall_s: float = 0.0
+    kind: str = "mutation"
 
 
 class Evolver:
@@ -58,22 +92,77 @@ class Evolver:
         self.budget_s = budget_s
 
     def done(self) -> set[tuple[int, str]]:
-        if not self.state.exists():
-            return set()
-        return {(s["round"], s["cluster"]) for s in map(json.loads, self.state.read_text().splitlines())}
+        return {(s["round"], s["cluster"]) for s in self._states() if s.get("kind") != "tools"}
 
-    async def run(self, learn: list[Task], score: list[Task], rounds: int) -> AsyncIterator[EvolveStep]:
+    def _states(self) -> list[dict]:
+        if not self.state.exists():
+            return []
+        return [json.loads(line) for line in self.state.read_text().splitlines()]
+
+    def _save(self, step: EvolveStep | ToolStep) -> None:
+        with self.state.open("a") as f:
+            f.write(json.dumps(asdict(step)) + "\n")
+
+    async def tools(self, learn: list[Task], score: list[Task], seed: int = 0) -> AsyncIterator[ToolStep]:
+        """Code for each cluster of `learn` (its best arm as the parent), once per cluster: resumable."""
         clusters = await asyncio.to_thread(self._clusters, learn, score)
-        done = self.done()
-        for number in range(rounds):
-            for cluster, (learn_tasks, score_tasks) in clusters.items():
-                if (number, cluster) in done:
-                    continue
-                step = await self._step(number, cluster, learn_tasks, score_tasks)
-                if step.variant is not None:  # a step that found nothing to do is tried again next time
-                    with self.state.open("a") as f:
-                        f.write(json.dumps(asdict(step)) + "\n")
-                yield step
+        done = {s["cluster"] for s in self._states() if s.get("kind") == "tools"}
+        for cluster, (learn_tasks, score_tasks) in clusters.items():
+            if cluster not in done:
+                async for step in self._tools_for(cluster, learn_tasks, score_tasks, seed):
+                    if step.reason != NOT_WARMED:  # tried again once the bank is warm
+                        self._save(step)
+                    yield step
+
+    async def _tools_for(self, cluster: str, learn: list[Task], score: list[Task],
+                         seed: int) -> AsyncIterator[ToolStep]:
+        start, labelling = time.monotonic(), ToolStep(cluster)
+        if (best := await self._best(cluster, learn)) is None:
+            labelling.reason = NOT_WARMED
+            yield labelling
+            return
+        parent, shop = self.pipeline.spec_of(best.evidence.harness_id), self.pipeline.toolshop
+        await self._label(parent, cluster, learn, seed, labelling)
+        labelled = await asyncio.to_thread(shop.labelled, cluster, parent)
+        labelling.wall_s = time.monotonic() - start
+        for number, made in enumerate(await shop.make(cluster, parent, labelled, seed)):
+            step = await self._judged(made, score, seed)
+            if number == 0:  # the labelling runs are counted with the first stage
+                step.execution_tokens = known_sum(step.execution_tokens, labelling.execution_tokens)
+                step.wall_s += labelling.wall_s
+            await asyncio.to_thread(shop.keep, made, labelled, adopt=step.accepted)
+            yield step
+
+    async def _label(self, parent: HarnessSpec, cluster: str, learn: list[Task], seed: int,
+                     step: ToolStep) -> None:
+        """The parent's outcome on every learn task of the cluster: they are what code is tried on."""
+        for task in learn:
+            if not await asyncio.to_thread(self.bank.has_outcome, parent.id, task.id):
+                run = await self._run(parent, task, seed, step)
+                if run.error is None or run.interrupted:
+                    await asyncio.to_thread(record_verified, self.bank, task, parent, run, cluster)
+
+    async def _judged(self, made: Toolmaking, score: list[Task], seed: int) -> ToolStep:
+        """An attempt as a step; one accepted on held-out tasks must not regress on `score` (unless the
+        attempt is the unverified ablation's, which skips every check)."""
+        step = ToolStep(made.cluster, made.stage, made.parent.name, made.accepted and made.accepted.name,
+                        reason=made.reason, heldout_parent=made.parent_mean,
+                        writer_prompt_tokens=made.cost.prompt_tokens,
+                        writer_completion_tokens=made.cost.completion_tokens,
+                        wall_s=made.cost.wall_s + made.trial_s)
+        if made.accepted is None:
+            return step
+        step.heldout_harness = statistics.fmean(s.reward for s in made.evidence) if made.evidence else None
+        if self.pipeline.toolshop.config.verify_heldout:
+            gate_start = time.monotonic()
+            step.gate_harness, step.gate_parent = await self._gate(made.accepted, made.parent, score, seed,
+                                                                   step)
+            step.wall_s += time.monotonic() - gate_start
+        step.accepted = step.gate_harness is None or step.gate_harness >= step.gate_parent
+        if step.gate_harness is not None:
+            step.reason += (f"; score {step.gate_harness:.2f} vs {step.gate_parent:.2f}"
+                            + ("" if step.accepted else ": regresses on score"))
+        return step
 
     def _clusters(self, learn: list[Task], score: list[Task]) -> dict[str, tuple[list[Task], list[Task]]]:
         grouped: dict[str, tuple[list[Task], list[Task]]] = defaultdict(lambda: ([], []))
@@ -82,16 +171,19 @@ class Evolver:
                 grouped[self.bank.cluster_for(task.prompt, task.type, tuple(task.tags))][split].append(task)
         return {c: pair for c, pair in grouped.items() if pair[0]}
 
-    async def _step(self, number: int, cluster: str, learn: list[Task], score: list[Task]) -> EvolveStep:
-        start = time.monotonic()
-        step = EvolveStep(number, cluster)
+    async def _best(self, cluster: str, learn: list[Task]) -> Arm | None:
+        """The cluster's arm with the best posterior mean among those that ran there."""
         evidence, base = await asyncio.to_thread(self.bank.arm_evidence, learn[0].prompt, cluster,
                                                  self.pipeline.config.router.references)
         ran = [a for a in self.router.arms(evidence, base) if a.evidence.runs]
-        if not ran:
-            step.reason = "no harness has run in this cluster: warm the bank first"
+        return max(ran, key=lambda a: (a.mean, a.evidence.harness_id), default=None)
+
+    async def _step(self, number: int, cluster: str, learn: list[Task], score: list[Task]) -> EvolveStep:
+        start = time.monotonic()
+        step = EvolveStep(number, cluster)
+        if (best := await self._best(cluster, learn)) is None:
+            step.reason = NOT_WARMED
             return step
-        best = max(ran, key=lambda a: (a.mean, a.evidence.harness_id))
         parent = self.pipeline.spec_of(best.evidence.harness_id)
         step.parent = parent.name
         failures = await asyncio.to_thread(self.bank.failures, cluster, parent.id,
@@ -120,26 +212,30 @@ class Evolver:
         step.variant_reward = statistics.fmean(r.reward for r in runs)  # parent and variant, same seed
         step.parent_reward = statistics.fmean([(await self._run(parent, t, number, step)).reward
                                                for t in batch])
+        minibatch = f"minibatch {step.variant_reward:.2f} vs {step.parent_reward:.2f}"
         if step.variant_reward <= step.parent_reward:
-            step.reason = (f"not better on the minibatch: {step.variant_reward:.2f} "
-                           f"vs {step.parent_reward:.2f}")
-        elif score:
-            step.gate_variant = statistics.fmean([(await self._run(variant, t, number, step)).reward
-                                                  for t in score])
-            step.gate_parent = statistics.fmean([(await self._run(parent, t, number, step)).reward
-                                                 for t in score])
-            step.accepted = step.gate_variant >= step.gate_parent
-            step.reason = (f"minibatch {step.variant_reward:.2f} vs {step.parent_reward:.2f}; score "
-                           f"{step.gate_variant:.2f} vs {step.gate_parent:.2f}"
-                           + ("" if step.accepted else ": regresses on score"))
+            step.reason = f"not better on the {minibatch}"
         else:
-            step.accepted = True
-            step.reason = f"minibatch {step.variant_reward:.2f} vs {step.parent_reward:.2f}"
+            step.gate_variant, step.gate_parent = await self._gate(variant, parent, score, number, step)
+            step.accepted = step.gate_variant is None or step.gate_variant >= step.gate_parent
+            step.reason = minibatch + ("" if step.gate_variant is None else
+                                       f"; score {step.gate_variant:.2f} vs {step.gate_parent:.2f}"
+                                       + ("" if step.accepted else ": regresses on score"))
         await asyncio.to_thread(self._keep, variant, batch, runs, cluster, step)
         step.wall_s = time.monotonic() - start
         return step
 
-    async def _run(self, spec: HarnessSpec, task: Task, seed: int, step: EvolveStep) -> RunResult:
+    async def _gate(self, variant: HarnessSpec, parent: HarnessSpec, score: list[Task], seed: int,
+                    step) -> tuple[float | None, float | None]:
+        """Both on the cluster's `score` tasks (never stored in the bank): the no-regression gate. None, None
+        when the cluster has none."""
+        if not score:
+            return None, None
+        return tuple([statistics.fmean([(await self._run(spec, t, seed, step)).reward for t in score])
+                      for spec in (variant, parent)])
+
+    async def _run(self, spec: HarnessSpec, task: Task, seed: int, step) -> RunResult:
+        """`spec` on `task` within the budget; its tokens added to the step's execution tokens."""
         deadline = None if self.budget_s is None else time.monotonic() + self.budget_s
         run = await self.pipeline.runtime.run(spec, task, seed=seed, deadline=deadline)
         step.execution_tokens = known_sum(step.execution_tokens, run.cost.tokens)
@@ -154,4 +250,4 @@ class Evolver:
         if step.accepted:
             for task, run in zip(batch, runs):
                 if run.error is None and not self.bank.has_outcome(variant.id, task.id):
-                    self.bank.record_outcome(outcome_of(task, variant, run, cluster))
+                    record_verified(self.bank, task, variant, run, cluster)

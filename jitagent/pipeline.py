@@ -11,6 +11,7 @@ of models, the runtime nothing of the bank.
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import time
 import uuid
@@ -22,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from harness_bank import Decision, HarnessBank, Outcome, RunRecord
 from harness_bank.router import ArmSummary, Route, RouteChoice, Router, RouterConfig
+from jitagent.errors import one_line
 from jitagent.events import BankDecision, Chosen, Retrieved, Routed, SolveEvent, SolveResult
 from jitagent.feedback import Recorded, Report, report_harness, report_run
 from jitagent.models.base import CancelToken, ModelClient
@@ -31,6 +33,10 @@ from jitagent.runtime.events import RunResult
 from jitagent.spec import HarnessSpec, parse_spec
 from jitagent.synthesis.synthesize import Synthesis, SynthesisConfig, SynthesisCost, Synthesizer
 from jitagent.tasks import Task
+from jitagent.toolmaking import ToolmakingConfig
+from jitagent.toolshop import PlateauConfig, Toolshop
+
+log = logging.getLogger(__name__)
 
 
 class PipelineConfig(BaseModel):
@@ -42,6 +48,10 @@ class PipelineConfig(BaseModel):
                                                           "the meta-model's taste, chooses among variants")
     failures: int = Field(3, ge=0, le=5, description="recent failures of the parent shown to a mutation")
     synthesis: SynthesisConfig = Field(default_factory=SynthesisConfig)
+    online_tools: bool = Field(True, description="in a plateaued cluster the router's synthesis draw asks "
+                               "for code written for the cluster (between tasks), not for a prompt edit")
+    toolmaking: ToolmakingConfig = Field(default_factory=ToolmakingConfig)
+    plateau: PlateauConfig = Field(default_factory=PlateauConfig)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,7 +80,8 @@ class JitPipeline:
     admitted as evidence."""
 
     def __init__(self, bank: HarnessBank, meta: ModelClient, solver: ModelClient,
-                 config: PipelineConfig | None = None):
+                 config: PipelineConfig | None = None, writer: ModelClient | None = None):
+        """`writer`: the model that writes code for clusters (default: the meta-model)."""
         self.bank = bank
         self.meta = meta
         self.solver = solver
@@ -78,7 +89,9 @@ class JitPipeline:
         self.router = Router(self.config.router)
         self.runtime = Runtime(solver)
         self.synthesizer = Synthesizer(meta, self.runtime, self.config.synthesis)
+        self.toolshop = Toolshop(bank, writer or meta, self.config.toolmaking, self.config.plateau)
         self._specs: dict[str, HarnessSpec] = {}
+        self._tooling: dict[str, asyncio.Task] = {}  # the clusters code is being written for
 
     async def stream(self, task: Task, *, execute: bool = True, seed: int = 0,
                      cancel: CancelToken | None = None, deadline: float | None = None, n: int | None = None,
@@ -88,7 +101,9 @@ class JitPipeline:
         start = time.monotonic()
         run_id = run_id or uuid.uuid4().hex
         cancel = (cancel or CancelToken()).tighten(deadline)
-        cluster, choice, failures = await asyncio.to_thread(self._route, task, seed)
+        cluster, choice, failures, plateau = await asyncio.to_thread(self._route, task, seed)
+        if plateau:
+            self._write_tools(cluster, choice.arm.evidence.harness_id, seed)
         arms = tuple(a.summary() for a in choice.arms)
         if choice.route == "synthesized":
             branch = None
@@ -168,17 +183,42 @@ class JitPipeline:
         return await asyncio.to_thread(report_harness, self.bank, harness_id, task_text, report,
                                        task_id=task_id, task_type=task_type, tags=tags)
 
-    def _route(self, task: Task, seed: int) -> tuple[str, RouteChoice, list[dict]]:
-        """The task's cluster, the bandit's choice and, for a mutation, its parent's recent failures.
+    def _route(self, task: Task, seed: int) -> tuple[str, RouteChoice, list[dict], bool]:
+        """The task's cluster, the bandit's choice, for a mutation its parent's recent failures, and whether
+        the draw asks for code instead: in a plateaued cluster the best arm runs while code is written.
         One thread hop for all the bank reads; the draw is seeded by (seed, task), so a run repeats."""
         cluster = self.bank.cluster_for(task.prompt, task.type, tuple(task.tags))
         evidence, base = self.bank.arm_evidence(task.prompt, cluster, self.config.router.references)
         rng = random.Random(zlib.crc32(f"{seed}:{task.id}:{task.prompt}".encode()))
         choice = self.router.choose(evidence, base, rng)
+        if choice.route == "synthesized" and self.config.online_tools and (
+                why := self.toolshop.due(cluster, choice.best)):
+            return cluster, RouteChoice("exploit", choice.best, choice.best, choice.arms,
+                                        f"{why}: code for the cluster is being written; "
+                                        f"{choice.best.evidence.name} runs meanwhile"), [], True
         failures = []
         if choice.route == "synthesized" and choice.arm is not None and self.config.failures:
             failures = self.bank.failures(cluster, choice.arm.evidence.harness_id, self.config.failures)
-        return cluster, choice, failures
+        return cluster, choice, failures, False
+
+    def _write_tools(self, cluster: str, parent_id: str, seed: int) -> None:
+        """Write code for the cluster in the background (one job per cluster at a time); what is accepted
+        joins the cluster's arms for later tasks. `settle` waits for the jobs."""
+        if cluster not in self._tooling:
+            job = asyncio.get_running_loop().create_task(self.toolshop.run(cluster, self.spec_of(parent_id),
+                                                                           seed))
+            self._tooling[cluster] = job
+            job.add_done_callback(lambda done: self._tool_done(cluster, done))
+
+    def _tool_done(self, cluster: str, job: asyncio.Task) -> None:
+        self._tooling.pop(cluster, None)
+        if not job.cancelled() and job.exception() is not None:
+            log.error("writing code for %s failed: %s", cluster, one_line(job.exception()))
+
+    async def settle(self) -> None:
+        """Wait until no code is being written for any cluster (a stream that must see it, the bench)."""
+        while self._tooling:
+            await asyncio.gather(*self._tooling.values(), return_exceptions=True)
 
     def spec_of(self, harness_id: str) -> HarnessSpec:
         """Specs are immutable by id (content digest), so parsed ones are cached."""
@@ -212,7 +252,18 @@ class JitPipeline:
             wall_s=run.cost.wall_s if run else None))
         if not verified:
             return None
-        return self.bank.record_outcome(outcome_of(task, spec, run, cluster, delivery, run_id))
+        return record_verified(self.bank, task, spec, run, cluster, delivery, run_id)
+
+
+def record_verified(bank: HarnessBank, task: Task, spec: HarnessSpec, run: RunResult,
+                    cluster: str | None = None, delivery: str | None = None,
+                    run_id: str | None = None) -> Decision:
+    """A verified run into the bank (its harness stored first): its outcome through admission, and its task
+    among its cluster's labelled tasks, which code written for the cluster is tried on."""
+    cluster = cluster or bank.cluster_for(task.prompt, task.type, tuple(task.tags))
+    decision = bank.record_outcome(outcome_of(task, spec, run, cluster, delivery, run_id))
+    bank.workshop.record_labelled(cluster, task.id, task.model_dump(mode="json", exclude_defaults=True))
+    return decision
 
 
 def outcome_of(task: Task, spec: HarnessSpec, run: RunResult, cluster: str | None = None,

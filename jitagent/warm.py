@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from harness_bank import HarnessBank
-from jitagent.pipeline import outcome_of
+from jitagent.pipeline import record_verified
 from jitagent.runtime.agent import Runtime
 from jitagent.runtime.events import RunResult
 from jitagent.spec import HarnessSpec
@@ -46,7 +46,7 @@ async def warm_bank(bank: HarnessBank, runtime: Runtime, specs: dict[str, Harnes
             exhausted = run.interrupted and deadline is not None and time.monotonic() >= deadline
             recorded = run.error is None or exhausted
             if recorded:
-                await asyncio.to_thread(bank.record_outcome, outcome_of(task, spec, run))
+                await asyncio.to_thread(record_verified, bank, task, spec, run)
             yield WarmUnit(name, spec, task, run, exhausted, recorded)
 
 

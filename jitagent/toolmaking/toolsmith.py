@@ -129,6 +129,9 @@ class Toolsmith:
         start = time.monotonic()
         record.parent_rewards = [s.reward for s in await trial(base, heldout)] if base else \
             [i.reward for i in heldout]
+        if record.parent_mean >= 1.0:
+            record.reason = f"nothing to gain: the parent earns 1.00 on all {len(heldout)} held-out tasks"
+            return record
         examples = [Example(task=i.task, answer=correct_answer(i), given=i.answer) for i in shown]
         drafts = await self.writer.write(stage, examples, self.config.candidates, seed, record.cost, cancel)
         record.candidates = [Candidate(draft=d) for d in drafts]

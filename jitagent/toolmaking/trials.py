@@ -27,7 +27,9 @@ class Labelled:
     reference: str | None  # a correct answer, where the verifier states one
     reward: float  # the parent's measured reward
     answer: str | None  # the parent's answer
-    tokens: int | None = None  # what the parent's run cost (None: unknown)
+    prompt_tokens: int | None = None  # what the parent's run cost (None: unknown)
+    completion_tokens: int | None = None
+    wall_s: float = 0.0
 
 
 @dataclass(frozen=True, kw_only=True)

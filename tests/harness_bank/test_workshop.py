@@ -23,8 +23,10 @@ def test_a_harness_latest_outcomes_on_tasks(seeded_bank):
         seeded_bank.record_outcome(outcome(harness, task, reward, answer))
     seeded_bank.record_outcome(outcome(harness, "c", 1.0, "y", tokens=None))
     got = seeded_bank.workshop.outcomes(harness, "type:t", ["a", "c", "z"])
-    assert got == {"a": {"reward": 1.0, "answer": "8", "tokens": 11},
-                   "c": {"reward": 1.0, "answer": "y", "tokens": None}}
+    assert got == {"a": {"reward": 1.0, "answer": "8", "prompt_tokens": 10, "completion_tokens": 1,
+                         "wall_s": 0.1},
+                   "c": {"reward": 1.0, "answer": "y", "prompt_tokens": None, "completion_tokens": None,
+                         "wall_s": 0.1}}
     assert seeded_bank.workshop.outcomes(harness, "type:other", ["a"]) == {}
 
 

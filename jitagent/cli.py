@@ -140,12 +140,13 @@ def cmd_bench(args) -> int:
     key = api_key(args)
     solver = load_model(args.solver_model or args.meta_model, slot="solver", api_key=key)
     meta = load_model(args.meta_model, slot="meta", api_key=key)
+    writer = load_model(args.tool_writer, slot="writer", api_key=key) if args.tool_writer else meta
     out = Path(args.out
                or f"bench/out/{args.suite}-{solver.name}-{meta.name}".replace(":", "_").replace("/", "_"))
     config = BenchConfig(suite=args.suite, out=out, repeats=args.repeats, n=args.n, budget_s=args.budget_s,
                          limit=args.limit, score_limit=args.score_limit, warm_limit=args.warm_limit,
                          arms=tuple(args.arms), fixed_top=args.fixed_seeds, warm_top=args.warm_seeds)
-    print(run_bench(config, solver, meta, "jitagent " + " ".join(sys.argv[1:])))
+    print(run_bench(config, solver, meta, "jitagent " + " ".join(sys.argv[1:]), writer))
     return 0
 
 
@@ -253,6 +254,9 @@ def _add_run_commands(sub) -> None:
                    help="top:K — seeds jit_warm warms on learn: the K best on the score screen and the "
                    "cheapest")
     p.add_argument("--out", help="results folder (resumable)")
+    p.add_argument("--tool-writer", default="qwen2.5-coder-1.5b",
+                   help="the model that writes code for clusters in jit_tools and jit_tools_unverified "
+                   "(jit_tools_small: the meta-model)")
     p.set_defaults(func=cmd_bench)
     p = sub.add_parser("evolve", parents=[common(), output(), models(), bank()],
                        help="mutate each cluster's best harness on learn, keep what wins (score gates)")

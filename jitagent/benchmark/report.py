@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import statistics
 from collections import defaultdict
 from pathlib import Path
@@ -11,8 +12,9 @@ from jitagent.benchmark.ledger import Ledger, total_tokens
 from jitagent.benchmark.stats import HINDSIGHT, best_fixed, hindsight_rows, summarize
 from jitagent.usage import known_sum
 
-JIT_ARMS = ("jit_warm", "jit_stream", "jit_static")
-COLORS = {"jit_warm": "tab:red", "jit_stream": "tab:orange", "jit_static": "tab:gray"}
+JIT_ARMS = ("jit_tools", "jit_tools_small", "jit_tools_unverified", "jit_warm", "jit_stream", "jit_static")
+COLORS = {"jit_tools": "tab:purple", "jit_tools_small": "tab:pink", "jit_tools_unverified": "tab:olive",
+          "jit_warm": "tab:red", "jit_stream": "tab:orange", "jit_static": "tab:gray"}
 
 
 def _num(value: float | None) -> str:
@@ -150,6 +152,7 @@ def report(bench, command: str) -> str:
         text += (f"Warm-up on `learn` (once, shared by every jit_warm repeat): {len(units)} units, "
                  f"{_num(known_sum(*tokens))} tokens, "
                  f"{sum(r['wall_s'] for r in units) / 60:.1f} min\n\n{markdown(warm)}\n\n")
+    text += tools_section(bench, rows)
     text += f"Unit wall time per phase: {phases(ledger)}\n\n"
     text += "\n".join(f"![{p.stem}]({p})\n\n`{command}`" for p in images)
     screen = summarize(ledger, [f"score:{n}" for n in bench.seeds])
@@ -161,3 +164,69 @@ def report(bench, command: str) -> str:
                  f"{picked}")
     (bench.config.out / "report.md").write_text(text + "\n")
     return text
+
+
+def tools_section(bench, rows: list[dict]) -> str:
+    """Per tool arm: the code written for each cluster ahead of time (accepted, gated, rejected, and why),
+    what it cost, and that cost amortized over the stream against the best fixed seed's tokens."""
+    from jitagent.benchmark.arms import TOOL_ARMS
+
+    by_arm = {r["arm"]: r for r in rows}
+    best = by_arm.get(best_fixed(bench.ledger) or "")
+    text = ""
+    for arm in TOOL_ARMS:
+        state = bench.config.out / f"tools-{arm}.jsonl"
+        if state.exists() and arm in by_arm:
+            steps = [json.loads(line) for line in state.read_text().splitlines()]
+            text += tools_summary(arm, steps, len(bench.ledger.rows(arm)), by_arm[arm], best)
+            text += tools_table(steps) + "\n"
+    return text
+
+
+def writer_tokens(step: dict) -> int | None:
+    return known_sum(step["writer_prompt_tokens"], step["writer_completion_tokens"])
+
+
+def tools_summary(arm: str, steps: list[dict], stream_tasks: int, row: dict, best: dict | None) -> str:
+    writer = known_sum(*map(writer_tokens, steps))
+    runs = known_sum(*(s["execution_tokens"] for s in steps))
+    minutes = sum(s["wall_s"] for s in steps) / 60
+    return (f"Code written ahead of time for `{arm}` (on `learn`, gated on `score`; its stream writes "
+            f"none): {sum(s['accepted'] for s in steps)} of {len(steps)} stages accepted; writer "
+            f"{_num(writer)} tokens, labelling and gate runs {_num(runs)} tokens, {minutes:.1f} min. "
+            f"{amortized(known_sum(writer, runs), stream_tasks, row, best)}\n\n")
+
+
+def tools_table(steps: list[dict]) -> str:
+    lines = ["| cluster | stage | parent | harness | held-out parent → harness | score gate parent → harness "
+             "| writer tokens | run tokens | min | why |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for s in steps:
+        harness = (s["harness"] or "–") + (" ✓" if s["accepted"] else "")
+        lines.append(f"| {s['cluster']} | {s['stage'] or '–'} | {s['parent'] or '–'} | {harness} | "
+                     f"{_pair(s['heldout_parent'], s['heldout_harness'])} | "
+                     f"{_pair(s['gate_parent'], s['gate_harness'])} | {_num(writer_tokens(s))} | "
+                     f"{_num(s['execution_tokens'])} | {s['wall_s'] / 60:.1f} | {s['reason'][:160]} |")
+    return "\n".join(lines) + "\n"
+
+
+def amortized(ahead: float | None, tasks: int, arm: dict, best: dict | None) -> str:
+    """The ahead-of-time tokens per stream task, and the stream length at which they are paid back."""
+    if ahead is None or not tasks:
+        return "Amortization: unknown."
+    line = f"Amortized over this stream's {tasks} units: {ahead / tasks:,.0f} tokens per task."
+    own, theirs = total_tokens(arm), total_tokens(best) if best else None
+    if own is None or theirs is None:
+        return line
+    if own < theirs:
+        return line + (f" Break-even in tokens against {best['arm']}: {ahead / (theirs - own):,.0f} tasks "
+                       f"({own:,.0f} vs {theirs:,.0f} tokens per task in the stream).")
+    return line + (f" No break-even in tokens: the stream costs {own:,.0f} per task vs {best['arm']}'s "
+                   f"{theirs:,.0f}.")
+
+
+def _pair(before: float | None, after: float | None) -> str:
+    return "–" if before is None and after is None else f"{_fmt(before)} → {_fmt(after)}"
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"

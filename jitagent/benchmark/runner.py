@@ -8,7 +8,9 @@ budget scores 0 as a genuine result (`budget_exhausted`), like a harness's own t
 Arms: `fixed` (seeds; with `fixed_top=K` the K best on the `score` screen and the cheapest),
 `oracle` (the best seed per task type on `score`), `jit_static` (per-task synthesis, no learning),
 `jit_stream` (one stream in a seeded order from a cold bank, every outcome fed back) and
-`jit_warm` (the same stream from a bank warmed on `learn` with the screen's best seeds).
+`jit_warm` (the same stream from a bank warmed on `learn` with the screen's best seeds) and the tool arms
+(jit_warm's stream from that bank after code was written for its clusters on `learn`, gated on `score`:
+see arms.py; the stream itself writes no code — a writer never reads `final`).
 Held out: the screen, the oracle and the warm-up read `score` and `learn` only; the JIT arms see a
 final task's verifier only after its harness was chosen and run; nothing is tuned on `final`.
 The hindsight oracle in the report is computed from the fixed seeds' `final` rows: an upper bound.
@@ -28,16 +30,18 @@ from rich.progress import Progress
 
 from harness_bank import HarnessBank
 from jitagent.assembly import pipeline_on
-from jitagent.benchmark.arms import ARMS, DEFAULT_ARMS
+from jitagent.benchmark.arms import ARMS, DEFAULT_ARMS, STREAM_ARMS, TOOL_ARMS
 from jitagent.benchmark.ledger import Ledger, exhausted_in_synthesis, unit_row
 from jitagent.benchmark.stats import mean_tokens, rank
 from jitagent.catalog import load_seeds, seed_bank
+from jitagent.evolve import Evolver
 from jitagent.models.base import Cancelled, ModelClient
 from jitagent.pipeline import JitPipeline, PipelineConfig
 from jitagent.runtime.agent import Runtime
 from jitagent.spec import HarnessSpec
 from jitagent.synthesis.synthesize import SynthesisConfig
 from jitagent.tasks import Task, load_suite, spread_over_types
+from jitagent.toolmaking import ToolmakingConfig
 from jitagent.warm import warm_bank
 
 
@@ -61,28 +65,36 @@ def sampled(spec: HarnessSpec) -> bool:
 
 
 class Bench:
-    def __init__(self, config: BenchConfig, solver: ModelClient, meta: ModelClient):
+    def __init__(self, config: BenchConfig, solver: ModelClient, meta: ModelClient,
+                 writer: ModelClient | None = None):
+        """`writer`: the tool arms' writer of code for clusters (default: the meta-model)."""
         unknown = set(config.arms) - set(ARMS)
         if unknown:
             raise ValueError(f"unknown arm(s) {sorted(unknown)}; arms: {list(ARMS)}")
         self.config = config
         self.solver = solver
         self.meta = meta
+        self.writer = writer or meta
         self.runtime = Runtime(solver)
         config.out.mkdir(parents=True, exist_ok=True)
         self.ledger = Ledger(config.out / "results.jsonl")
         self.seeds = load_seeds()
 
-    def tasks(self, split: str) -> list[Task]:
+    def tasks(self, split: str, every: bool = False) -> list[Task]:
+        """A split's tasks spread over types, as many as its limit; `every`: all of them (code for a cluster
+        is written from, and judged on, every labelled task of it)."""
+        tasks = load_suite(self.config.suite, split)
+        if every:
+            return tasks
         limits = {"score": self.config.score_limit, "learn": self.config.warm_limit}
-        return spread_over_types(load_suite(self.config.suite, split), limits.get(split) or self.config.limit)
+        return spread_over_types(tasks, limits.get(split) or self.config.limit)
 
     async def run(self, progress: bool = True) -> None:
         final = self.tasks("final")
         arms = self.config.arms
         with Progress(disable=not progress, transient=True) as bar:
             self.bar = bar
-            if {"oracle", "jit_warm"} & set(arms) or ("fixed" in arms and self.config.fixed_top):
+            if {"oracle", "jit_warm", *TOOL_ARMS} & set(arms) or ("fixed" in arms and self.config.fixed_top):
                 score = self.tasks("score")
                 for name, spec in self.seeds.items():  # a screening pass: one run each, sampled or not
                     await self._fixed(f"score:{name}", spec, score, repeats=1)
@@ -92,7 +104,7 @@ class Bench:
                                       self._repeats(self.seeds[name]))
             if "oracle" in arms:
                 await self._oracle(final, self.oracle_choice())
-            for arm in ("jit_static", "jit_stream", "jit_warm"):
+            for arm in STREAM_ARMS:
                 if arm in arms:
                     await self._jit(arm, final)
 
@@ -168,8 +180,29 @@ class Bench:
         bank.close()
         return path
 
+    async def _tooled(self, arm: str, warm: Path) -> Path:
+        """The warm bank after code was written for its clusters on `learn` (gated on `score`) by the arm's
+        writer, built once (resumable: its steps in tools-<arm>.jsonl) and copied for every repeat."""
+        path = self.config.out / f"{arm}.db"
+        if not path.exists():
+            source = HarnessBank(warm)
+            source.backup(path)
+            source.close()
+        writer = self.meta if arm == "jit_tools_small" else self.writer
+        config = PipelineConfig(toolmaking=ToolmakingConfig(verify_heldout=arm != "jit_tools_unverified"))
+        pipeline = pipeline_on(path, self.meta, self.solver, config, writer=writer)
+        evolver = Evolver(pipeline, self.config.out / f"tools-{arm}.jsonl", budget_s=self.config.budget_s)
+        clusters = len({t.type for t in self.tasks("learn", every=True)})
+        job = self.bar.add_task(f"tools:{arm}", total=clusters * len(config.toolmaking.stages))
+        async for _ in evolver.tools(self.tasks("learn", every=True), self.tasks("score")):
+            self.bar.advance(job)
+        pipeline.bank.close()
+        return path
+
     async def _jit(self, arm: str, tasks: list[Task]) -> None:
-        warm = await self._warm() if arm == "jit_warm" else None
+        warm = await self._warm() if arm == "jit_warm" or arm in TOOL_ARMS else None
+        if arm in TOOL_ARMS:
+            warm = await self._tooled(arm, warm)
         job = self.bar.add_task(arm, total=len(tasks) * self.config.repeats)
         learn = arm != "jit_static"
         for repeat in range(self.config.repeats):
@@ -187,7 +220,8 @@ class Bench:
                 source.backup(bank_path)
                 source.close()
             pipeline = pipeline_on(bank_path, self.meta, self.solver, PipelineConfig(
-                learn=learn, keep_candidates=learn, synthesis=SynthesisConfig(n=self.config.n)))
+                learn=learn, keep_candidates=learn, synthesis=SynthesisConfig(n=self.config.n),
+                online_tools=False))
             for position, task in enumerate(order):
                 self.ledger.add(await self._solve(pipeline, arm, task, repeat, position))
                 self.bar.advance(job)
@@ -214,9 +248,10 @@ class Bench:
         return row
 
 
-def run_bench(config: BenchConfig, solver: ModelClient, meta: ModelClient, command: str) -> str:
+def run_bench(config: BenchConfig, solver: ModelClient, meta: ModelClient, command: str,
+              writer: ModelClient | None = None) -> str:
     from jitagent.benchmark.report import report
 
-    bench = Bench(config, solver, meta)
+    bench = Bench(config, solver, meta, writer)
     asyncio.run(bench.run())
     return report(bench, command)

@@ -103,6 +103,18 @@ class Evolver:
         with self.state.open("a") as f:
             f.write(json.dumps(asdict(step)) + "\n")
 
+    async def run(self, learn: list[Task], score: list[Task], rounds: int) -> AsyncIterator[EvolveStep]:
+        clusters = await asyncio.to_thread(self._clusters, learn, score)
+        done = self.done()
+        for number in range(rounds):
+            for cluster, (learn_tasks, score_tasks) in clusters.items():
+                if (number, cluster) in done:
+                    continue
+                step = await self._step(number, cluster, learn_tasks, score_tasks)
+                if step.variant is not None:  # a step that found nothing to do is tried again next time
+                    self._save(step)
+                yield step
+
     async def tools(self, learn: list[Task], score: list[Task], seed: int = 0) -> AsyncIterator[ToolStep]:
         """Code for each cluster of `learn` (its best arm as the parent), once per cluster: resumable."""
         clusters = await asyncio.to_thread(self._clusters, learn, score)

@@ -19,6 +19,7 @@ The hindsight oracle in the report is computed from the fixed seeds' `final` row
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import statistics
 import time
@@ -74,7 +75,7 @@ class Bench:
         self.config = config
         self.solver = solver
         self.meta = meta
-        self.writer = writer or meta
+        self.drafts = Remembered(writer or meta)
         self.runtime = Runtime(solver)
         config.out.mkdir(parents=True, exist_ok=True)
         self.ledger = Ledger(config.out / "results.jsonl")
@@ -188,7 +189,8 @@ class Bench:
             source = HarnessBank(warm)
             source.backup(path)
             source.close()
-        writer = self.meta if arm == "jit_tools_small" else self.writer
+        # jit_tools and jit_tools_unverified share a writer, seeds and prompts, so their drafts too
+        writer = self.meta if arm == "jit_tools_small" else self.drafts
         config = PipelineConfig(toolmaking=ToolmakingConfig(verify_heldout=arm != "jit_tools_unverified"))
         pipeline = pipeline_on(path, self.meta, self.solver, config, writer=writer)
         evolver = Evolver(pipeline, self.config.out / f"tools-{arm}.jsonl", budget_s=self.config.budget_s)
@@ -246,6 +248,23 @@ class Bench:
                           reason=result.synthesis.reason if result.synthesis else "",
                           references=[r.name for r in result.references])
         return row
+
+
+class Remembered:
+    """A model that answers a request it has seen before with the generation it gave then (its usage
+    counted again: the arm that reuses it is charged as if it had generated it). The tool arms that share
+    a writer share its drafts, so an ablation of acceptance does not write them twice."""
+
+    def __init__(self, model: ModelClient):
+        self.model = model
+        self.name = model.name
+        self.seen: dict[str, object] = {}
+
+    async def complete(self, messages: list[dict], **kw):
+        key = json.dumps([messages, {k: v for k, v in kw.items() if k != "cancel"}], sort_keys=True)
+        if key not in self.seen:
+            self.seen[key] = await self.model.complete(messages, **kw)
+        return self.seen[key]
 
 
 def run_bench(config: BenchConfig, solver: ModelClient, meta: ModelClient, command: str,

@@ -30,10 +30,10 @@ from jitagent.toolmaking.writer import Draft, Example, Stage, Writer, failure_te
 
 class ToolmakingConfig(BaseModel):
     stages: tuple[Stage, ...] = Field(("solve", "answer"), description="stages written, in this order")
-    candidates: int = Field(6, ge=1, le=16, description="drafts per stage, sampled in one call")
+    candidates: int = Field(4, ge=1, le=16, description="drafts per stage, sampled in one call")
     shown: int = Field(3, ge=1, le=8, description="labelled tasks the writer sees; the rest are held out")
     min_heldout: int = Field(3, ge=1, le=64, description="held-out tasks needed to judge at all")
-    repairs: int = Field(6, ge=0, le=16, description="drafts repaired from what they got wrong when shown")
+    repairs: int = Field(4, ge=0, le=16, description="drafts repaired from what they got wrong when shown")
     temperature: float = Field(0.8, gt=0, le=2)
     max_tokens: int = Field(600, ge=64, le=4096)
     min_gain: float = Field(0.1, ge=0, le=1, description="held-out mean reward over the parent's to accept")

@@ -192,10 +192,12 @@ class JitPipeline:
         rng = random.Random(zlib.crc32(f"{seed}:{task.id}:{task.prompt}".encode()))
         choice = self.router.choose(evidence, base, rng)
         if choice.route == "synthesized" and self.config.online_tools and (
-                why := self.toolshop.due(cluster, choice.best)):
-            return cluster, RouteChoice("exploit", choice.best, choice.best, choice.arms,
+                due := self.toolshop.due(cluster, choice.arms)):
+            parent, why = due
+            route = "exploit" if parent is choice.best else "explore"
+            return cluster, RouteChoice(route, parent, choice.best, choice.arms,
                                         f"{why}: code for the cluster is being written; "
-                                        f"{choice.best.evidence.name} runs meanwhile"), [], True
+                                        f"{parent.evidence.name} runs meanwhile"), [], True
         failures = []
         if choice.route == "synthesized" and choice.arm is not None and self.config.failures:
             failures = self.bank.failures(cluster, choice.arm.evidence.harness_id, self.config.failures)

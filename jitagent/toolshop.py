@@ -45,10 +45,13 @@ class Toolshop:
     def writer(self) -> str:
         return self.smith.writer.model.name
 
-    def due(self, cluster: str, best: Arm | None) -> str | None:
-        """Why the cluster is due for code now (its best arm plateaus), or None. Bank reads: a thread's."""
+    def due(self, cluster: str, arms: list[Arm]) -> tuple[Arm, str] | None:
+        """The arm to write code on and why, when the cluster is due for code now: its best arm among those
+        that ran there plateaus. Bank reads: a thread's."""
         cfg = self.plateau
-        if best is None or not best.evidence.runs or best.mean >= cfg.ceiling:
+        best = max((a for a in arms if a.evidence.runs), key=lambda a: (a.mean, a.evidence.harness_id),
+                   default=None)
+        if best is None or best.mean >= cfg.ceiling:
             return None
         rounds = [a for a in self.bank.workshop.attempts(cluster) if a["stage"] == self.config.stages[0]]
         seen = self.bank.workshop.cluster_outcomes(cluster)
@@ -58,8 +61,8 @@ class Toolshop:
         covered = len(self.bank.workshop.outcomes(best.evidence.harness_id, cluster, ids))
         if covered < cfg.min_labelled:
             return None
-        return (f"plateau: {best.evidence.name} at {best.mean:.2f} after {best.evidence.runs} run(s), "
-                f"{covered} labelled tasks")
+        return best, (f"plateau: {best.evidence.name} at {best.mean:.2f} after {best.evidence.runs} run(s), "
+                      f"{covered} labelled tasks")
 
     def labelled(self, cluster: str, parent: HarnessSpec) -> list[Labelled]:
         """The cluster's labelled tasks that carry the parent's recorded outcome (a trial reuses it where

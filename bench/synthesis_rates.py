@@ -26,6 +26,23 @@ from jitagent.tasks import load_suite
 OUT = Path(__file__).parent / "out"
 
 
+def row_of(task, result) -> dict:
+    """One task's synthesis: its candidates, how many were broken before and after repair, its cost."""
+    cands = result.synthesis.candidates
+    cost = result.synthesis_cost
+    return {"task": task.id, "route": result.route, "candidates": len(cands),
+            "broken_before": sum(c.broken_before_repair for c in cands),
+            "broken_after": sum(c.broken_after_repair for c in cands),
+            "synthesis_completion": cost.synthesis.completion_tokens,
+            "synthesis_prompt": cost.synthesis.prompt_tokens,
+            "repair_tokens": cost.repair.tokens, "dry_run_tokens": cost.dry_run.tokens,
+            "synthesis_wall_s": cost.synthesis.wall_s + cost.repair.wall_s,
+            "dry_run_wall_s": cost.dry_run.wall_s,
+            "first_errors": [c.rounds[0].error for c in cands if c.rounds[0].error],
+            "harness": {k: v for k, v in result.harness.content().items()
+                        if k in ("action", "planning", "tools")}}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--suite", default="starter")
@@ -40,24 +57,9 @@ def main() -> None:
         model = load_model(args.model)
         pipeline = JitPipeline(bank, model, model,
                                PipelineConfig(learn=False, synthesis=SynthesisConfig(n=args.n)))
-        rows = []
         start = time.monotonic()
-        for task in track(tasks, description="synthesizing"):
-            result = asyncio.run(pipeline.solve(task, execute=False))
-            cands = result.synthesis.candidates
-            cost = result.synthesis_cost
-            rows.append({"task": task.id, "route": result.route, "candidates": len(cands),
-                         "broken_before": sum(c.broken_before_repair for c in cands),
-                         "broken_after": sum(c.broken_after_repair for c in cands),
-                         "synthesis_completion": cost.synthesis.completion_tokens,
-                         "synthesis_prompt": cost.synthesis.prompt_tokens,
-                         "repair_tokens": cost.repair.tokens, "dry_run_tokens": cost.dry_run.tokens,
-                         "synthesis_wall_s": cost.synthesis.wall_s + cost.repair.wall_s,
-                         "dry_run_wall_s": cost.dry_run.wall_s,
-                         "first_errors": [c.rounds[0].error for c in cands if c.rounds[0].error],
-                         "harness": {k: v
-                                     for k, v in result.harness.content().items()
-                                     if k in ("action", "planning", "tools")}})
+        rows = [row_of(task, asyncio.run(pipeline.solve(task, execute=False)))
+                for task in track(tasks, description="synthesizing")]
         total = time.monotonic() - start
         bank.close()
     OUT.mkdir(exist_ok=True)

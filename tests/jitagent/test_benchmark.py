@@ -13,11 +13,11 @@ from jitagent.benchmark.stats import bootstrap_ci, summarize
 from jitagent.models.scripted import ScriptedModel, instant_model
 
 
-def suite(tmp_path):
+def suite(tmp_path, per_split: dict[str, int] | None = None):
     lines = []
     for split in ("learn", "score", "final"):
         for kind in ("add", "echo"):
-            for i in range(2):
+            for i in range((per_split or {}).get(split, 2)):
                 expected = i + 2 if kind == "add" else 7
                 lines.append(json.dumps({"id": f"{split}-{kind}-{i}", "prompt": f"{kind} task {i} of {split}",
                                          "type": kind, "split": split,
@@ -27,10 +27,10 @@ def suite(tmp_path):
     return str(path)
 
 
-def make_bench(tmp_path, arms=ARMS):
+def make_bench(tmp_path, arms=ARMS, per_split: dict[str, int] | None = None):
     tmp_path.mkdir(parents=True, exist_ok=True)
     solver = ScriptedModel(lambda m: "print(7)" if "```python" in m[-1]["content"] else "Final answer: 7")
-    config = BenchConfig(suite=suite(tmp_path), out=tmp_path / "out", repeats=2, n=1, arms=arms)
+    config = BenchConfig(suite=suite(tmp_path, per_split), out=tmp_path / "out", repeats=2, n=1, arms=arms)
     return Bench(config, solver, instant_model())
 
 
@@ -167,3 +167,16 @@ def test_top_k_runs_the_best_seeds_on_score_and_the_cheapest_on_final(tmp_path):
     fixed = {arm for arm, _, _ in bench.ledger.units if arm.startswith("fixed:")}
     assert fixed == {f"fixed:{n}" for n in chosen}
     assert len({arm for arm, _, _ in bench.ledger.units if arm.startswith("score:")}) == 13
+
+
+def test_the_tool_arms_writer_never_sees_a_final_task(tmp_path):
+    writer = ScriptedModel(["```python\ndef solve(task):\n    return '7'\n```"], name="scripted-writer")
+    bench = make_bench(tmp_path, arms=("jit_tools", "jit_tools_unverified"), per_split={"learn": 8})
+    bench.drafts.model = writer
+    asyncio.run(bench.run(progress=False))
+    seen = "\n".join(m["content"] for call in writer.calls for m in call["messages"])
+    assert writer.calls and "of learn" in seen
+    assert not [t.prompt for t in bench.tasks("final") if t.prompt in seen]
+    assert not [t.prompt for t in bench.tasks("score") if t.prompt in seen]  # score gates, unseen
+    steps = (tmp_path / "out" / "tools-jit_tools.jsonl").read_text()
+    assert '"kind": "tools"' in steps and "Code written ahead of time for `jit_tools`" in report(bench, "x")

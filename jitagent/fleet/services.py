@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from jitagent.paths import THROWAWAY_CLUSTER
+
 POSTGRES_PACKAGE = "postgresql-15"
 REDIS_PACKAGE = "redis-server"
 FAST_UNSAFE = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}  # a crash loses it all
@@ -65,7 +67,8 @@ def _user_exists(name: str) -> bool:
 @contextmanager
 def local_postgres(settings: dict[str, str] | None = None) -> Iterator[str]:
     """A fresh cluster; yields the URL of its `postgres` database (role `jitagent`, trust auth on
-    127.0.0.1 only). `settings`: server settings, e.g. FAST_UNSAFE for tests."""
+    127.0.0.1 only). `settings`: server settings, e.g. FAST_UNSAFE for tests. Its cluster_name marks it
+    throwaway (jitagent.paths.is_throwaway): the scripted model may write there."""
     if problem := postgres_missing():
         raise RuntimeError(problem)
     root = Path(tempfile.mkdtemp(prefix="jitagent-pg-"))
@@ -75,7 +78,7 @@ def local_postgres(settings: dict[str, str] | None = None) -> Iterator[str]:
         as_user = ["runuser", "-u", "postgres", "--"]
     data, port = root / "data", free_port()
     options = {"listen_addresses": "127.0.0.1", "port": str(port), "unix_socket_directories": str(root),
-               **(settings or {})}
+               "cluster_name": THROWAWAY_CLUSTER, **(settings or {})}
     try:
         _run([*as_user, postgres_binary("initdb"), "-D", str(data), "-U", "jitagent", "--auth=trust",
               "-E", "UTF8", "--no-sync", "--no-instructions"])

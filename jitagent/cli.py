@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from jitagent import __version__, bank_cli, completion, settings
+from jitagent import __version__, bank_cli, completion, mcp_server, settings
 from jitagent.benchmark.arms import ARMS, DEFAULT_ARMS
 from jitagent.cli_common import (
     CANDIDATES,
@@ -208,7 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_catalog_commands(sub)
     _add_run_commands(sub)
-    for component in (bank_cli, synthesis_cli, server_cli, fleet_cli):  # the groups that live with their part
+    for component in (bank_cli, synthesis_cli, server_cli, fleet_cli, mcp_server):  # each lives with its part
         component.add_commands(sub)
     completion.add_commands(sub, parser)
     return parser

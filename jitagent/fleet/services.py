@@ -102,22 +102,26 @@ def create_database(url: str, name: str) -> str:
 
 
 @contextmanager
-def local_redis() -> Iterator[str]:
-    """A fresh redis-server that keeps nothing on disk; yields its URL."""
+def local_redis(password: str | None = None) -> Iterator[str]:
+    """A fresh redis-server that keeps nothing on disk; yields its URL (without the password, which a
+    client must then bring: tests of a refused login)."""
     if problem := redis_missing():
         raise RuntimeError(problem)
     root = Path(tempfile.mkdtemp(prefix="jitagent-redis-"))
     port = free_port()
-    server = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", str(root),
-                               "--save", "", "--appendonly", "no", "--logfile", str(root / "log")],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    config = root / "redis.conf"  # a password in a file, not in the server's argv
+    config.write_text(f"requirepass {password}\n" if password else "")
+    config.chmod(0o600)
+    server = subprocess.Popen(["redis-server", str(config), "--port", str(port), "--bind", "127.0.0.1",
+                               "--dir", str(root), "--save", "", "--appendonly", "no", "--logfile",
+                               str(root / "log")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 30
         while True:
             try:
                 with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
                     s.sendall(b"PING\r\n")
-                    if s.recv(16).startswith(b"+PONG"):
+                    if s.recv(16).startswith((b"+PONG", b"-NOAUTH")):  # it answers: up
                         break
             except OSError:
                 if server.poll() is not None or time.monotonic() > deadline:

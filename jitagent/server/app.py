@@ -138,8 +138,8 @@ class JitAgentServer:
                                                        grace_s=config.grace_s)
         except OSError as exc:
             await self.server.stop(None)
-            raise StartupError(f"cannot listen on {address} (--openai-port): {exc.strerror or exc}; choose "
-                               f"another port") from None
+            raise StartupError(f"cannot serve the OpenAI-compatible API on {address} (--openai-port): "
+                               f"{exc.strerror or exc}") from None
         log.info(json.dumps({"event": "listening", "door": "openai",
                              "address": f"{config.host}:{self.openai_port}", "tls": bool(config.tls_cert)}))
 

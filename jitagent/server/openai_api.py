@@ -185,6 +185,9 @@ class OpenAIDoor:
         self._serving = asyncio.create_task(self.server.serve(sockets=[sock]))
         while not self.server.started and not self._serving.done():
             await asyncio.sleep(0.01)
+        if self._serving.done():  # e.g. TLS files it cannot read
+            sock.close()
+            raise OSError(f"the HTTP server did not start: {self._serving.exception()}")
         return sock.getsockname()[1]
 
     async def stop(self) -> None:

@@ -92,9 +92,12 @@ def test_warm_records_nothing_that_failed_for_a_reason_of_the_command_line_and_r
     assert refused.returncode == 2 and "--budget-s: must be more than 0, got -5" in refused.stderr
     cut = bank(tmp_path, "warm", "--suite", str(suite), "--budget-s", "0.05", "--solver-model",
                "scripted:200", status=1)
-    assert cut["not_recorded"] == 13 and cut["stats"]["outcomes"] == 0
-    warmed = bank(tmp_path, "warm", "--suite", str(suite), "--budget-s", "60", "--solver-model", "scripted")
-    assert warmed["not_recorded"] == 0 and warmed["stats"]["outcomes"] == 13  # all 13 ran: none was skipped
+    # a one-step harness whose only model call outlasts the budget still finished: it is recorded
+    assert cut["not_recorded"] >= 1 and cut["stats"]["outcomes"] == 13 - cut["not_recorded"]
+    warmed = bank_run(tmp_path, "warm", "--suite", str(suite), "--budget-s", "60", "--solver-model",
+                      "scripted", "--json")
+    assert warmed.returncode == 0 and json.loads(warmed.stdout)["stats"]["outcomes"] == 13
+    assert warmed.stderr.count("add-0: reward") == cut["not_recorded"]  # what was cut ran again, only that
     redone = bank_run(tmp_path, "warm", "--suite", str(suite), "--solver-model", "scripted", "--redo",
                       "--json")
     assert redone.returncode == 0 and redone.stderr.count("add-0: reward") == 13  # each unit ran again

@@ -102,3 +102,10 @@ def test_the_worker_logs_like_serve_from_its_first_line(redis_server, stream, tm
             assert (entry["level"], entry["logger"], entry["event"]) == ("info", "jitagent.worker", "worker")
         else:
             assert " INFO    jitagent.worker " in first and 'event="worker"' in first
+
+
+def test_put_refuses_a_prompt_over_the_cap_before_reaching_redis():
+    huge = json.dumps({"id": "huge", "prompt": "x" * 100_001})
+    done = jitagent("queue", "--redis", "redis://127.0.0.1:1/0", "put", "-", stdin=line(1) + "\n" + huge)
+    assert done.returncode == 2 and done.stdout == ""  # refused before the unreachable Redis was tried
+    assert "<stdin>:2: prompt:" in done.stderr and "a task's text is at most 100,000" in done.stderr

@@ -114,12 +114,26 @@ def test_an_agent_frameworks_openai_model_solves_a_task_through_the_door_with_em
     async def main():
         config = make_config(meta="embedded", openai_port=0, auth_token=TOKEN)
         async with running(config) as (server, _):
+            warm(server.service.pipeline.bank)
             model = OpenAIChatCompletionsModel(model="jitagent/chain_sum", openai_client=client_for(server))
             agent = Agent(name="arithmetic", model=model)
             result = await Runner.run(agent, "State the final answer to the following arithmetic problem: "
                                              "4 + 3 =")
-            answer = result.final_output
-            assert isinstance(answer, str) and answer.strip()
-            runs = server.service.pipeline.bank.store.query("SELECT cluster, answer FROM runs")
-            assert [(r["cluster"], r["answer"]) for r in runs] == [("type:chain_sum", answer)]
+            runs = server.service.pipeline.bank.store.query("SELECT cluster, answer, route FROM runs")
+            assert [(r["cluster"], r["answer"]) for r in runs] == [("type:chain_sum", result.final_output)]
+            assert runs[0]["route"] != "synthesized" and result.final_output.strip()  # a warm arm answered
+            assert result.context_wrapper.usage.total_tokens > 0  # the door's usage, as the framework read it
     asyncio.run(main())
+
+
+def warm(bank) -> None:
+    """The cluster's evidence, as `bank warm` would leave it: direct right on 24 sums, so the
+    router exploits it (a cold cluster would synthesize first)."""
+    from harness_bank import Outcome
+    from jitagent.catalog import load_seeds
+
+    seed = load_seeds()["direct"]
+    for i in range(24):
+        bank.record_outcome(Outcome(harness_id=seed.id, task_id=f"sum-{i}", task_text=f"{i} + {i + 1} =",
+                                    reward=1.0, prompt_tokens=100, completion_tokens=20, wall_s=2.0,
+                                    cluster="type:chain_sum", task_type="chain_sum"))

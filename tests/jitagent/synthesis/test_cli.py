@@ -71,11 +71,10 @@ def test_a_model_endpoint_with_nothing_listening_is_one_line(tmp_path):
         s.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{s.getsockname()[1]}"
         done = jitagent("solve", "What is 2 + 2?", "--meta-model", url, "--data-dir", str(tmp_path))
-    assert done.returncode == 1
-    assert done.stderr.strip().splitlines() == [
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (  # after the progress lines, the failure: one line
         f"jitagent solve: cannot reach the model server at {url} (All connection attempts failed); "
-        f"is it running, and is the URL right?"
-    ]
+        f"is it running, and is the URL right?")
 
 
 def test_local_solve_streams_the_events_client_solve_shows_and_takes_the_task_from_stdin(tmp_path):

@@ -201,6 +201,10 @@ class Bounded:
         return value
 
     @property
+    def name(self) -> str:
+        return NUMBER_NAMES[self.kind]
+
+    @property
     def rule(self) -> str:
         if self.low is not None and self.high is not None:
             return f"between {self.low:g} and {self.high:g}"
@@ -233,6 +237,10 @@ class FieldRange:
 
     def __call__(self, text) -> int | float:
         return self.bounded(text)
+
+    @property
+    def name(self) -> str:
+        return self.bounded.name
 
     @property
     def rule(self) -> str:

@@ -152,7 +152,7 @@ def _parse(setting: Setting, value: Any, source: str) -> Any:
         if str(value).strip().lower() in SWITCH_WORDS:
             return SWITCH_WORDS[str(value).strip().lower()]
         raise Failure(f"{source}: expected true or false, got {value!r}", USAGE)
-    expected = NAMES.get(setting.parse)
+    expected = NAMES.get(setting.parse) or getattr(setting.parse, "name", None)  # a ranged number: its kind
     if isinstance(value, (bool, dict, list)):
         raise Failure(f"{source}: expected {expected or 'text'}, got {value!r}", USAGE)
     try:

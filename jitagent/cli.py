@@ -275,6 +275,9 @@ def _add_run_commands(sub) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # grpc's core logs to stderr on its own (a port in use, twice), from its import on, which parsing a ranged
+    # option may bring (serve --port reads ServerConfig's range): the command says what matters
+    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
     args = build_parser().parse_args(argv)
     try:
         settings.resolve(args, os.environ)

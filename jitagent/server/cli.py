@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 from pathlib import Path
 
 from jitagent import DEFAULT_ADDRESS, settings
@@ -51,8 +50,6 @@ def server_config(args):
 
 
 def cmd_serve(args) -> int:
-    # grpc's core logs to stderr on its own (a port in use, twice); the server says what matters, in its log
-    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
     from jitagent.logs import configure
     from jitagent.server.app import JitAgentServer, StartupError
 

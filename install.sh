@@ -3,6 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 PYTHON=${PYTHON:-python3}
+VENV=${VENV:-.venv}  # another for another Python (.ci/pythons)
 apt_install() {
     export DEBIAN_FRONTEND=noninteractive
     apt-get install -y -q "$@" >/dev/null 2>&1 ||
@@ -32,11 +33,11 @@ if ! have_fleet_services; then
              "root and apt-get): install them for fleet mode; its tests are skipped meanwhile" >&2
     fi
 fi
-[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
-.venv/bin/pip install -q -U pip wheel setuptools
+[ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+"$VENV/bin/pip" install -q -U pip wheel setuptools
 # llama.cpp's default native build dies with SIGILL on some CPUs: build for a portable AVX2 target.
 export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON}"
-.venv/bin/pip install -e '.[dev]'
+"$VENV/bin/pip" install -e '.[dev]'
 # Assemble and checksum the embedded models once, so the first request does not pay for it.
-.venv/bin/jitagent models prepare
-echo "jitagent installed: run tests with .venv/bin/python -m pytest"
+"$VENV/bin/jitagent" models prepare
+echo "jitagent installed: run tests with $VENV/bin/python -m pytest"

@@ -260,6 +260,16 @@ class HarnessBank:
         return bool(self.store.query("SELECT 1 FROM outcomes WHERE harness_id = ? AND task_id = ? LIMIT 1",
                                      (harness_id, task_id)))
 
+    def forget_outcomes(self, harness_id: str, task_id: str) -> int:
+        """Remove a harness's outcomes on a task that came from no server run or queue delivery (`bank
+        warm`'s), so that a unit run again replaces them; how many went. Their experience vectors stay
+        in the log (append-only): retrieval skips what no longer has an outcome."""
+        with self.store.transaction() as db:
+            return len(db.execute("DELETE FROM outcomes "
+                                  "WHERE harness_id = ? AND task_id = ? "
+                                  "AND run_id IS NULL AND delivery IS NULL "
+                                  "RETURNING id", (harness_id, task_id)).fetchall())
+
     def outcome_summary(self, harness_id: str, task_ids: list[str]) -> tuple[int, float | None, float | None]:
         """Runs, mean reward and mean tokens (None when any count is unknown) of a harness on some tasks."""
         rows = self.store.query(f"SELECT reward, {TOKENS} AS tokens "

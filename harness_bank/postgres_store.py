@@ -74,7 +74,10 @@ class PostgresStore(Store):
         try:  # one direct connection first: a pool that cannot connect only says it timed out
             psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S).close()
         except psycopg.Error as exc:
-            raise StoreUnavailable(f"PostgreSQL at {describe(url)}: {first_line(exc)}") from None
+            # class 28, invalid authorization; a password the client lacks fails before the server answers
+            login = (exc.sqlstate or "").startswith("28") or "password" in str(exc).lower()
+            raise StoreUnavailable(f"PostgreSQL at {describe(url)}: {first_line(exc)}",
+                                   "login" if login else "unreachable") from None
         self.pool = ConnectionPool(url, min_size=1, max_size=POOL_SIZE, open=False, configure=_configure,
                                    kwargs={"autocommit": True, "row_factory": row_factory},
                                    name="jitagent-bank")

@@ -26,6 +26,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Literal
 
+import numpy as np
 from pydantic import BaseModel, Field
 
 from harness_bank.records import ArmEvidence, ArmSummary
@@ -98,6 +99,13 @@ class Arm:
     def mean(self) -> float:
         return self.alpha / (self.alpha + self.beta)
 
+    def credible_interval(self, level: float = 0.95, draws: int = 20_000) -> tuple[float, float]:
+        """The central `level` interval of the posterior, from seeded draws: the same record always
+        shows the same interval."""
+        sample = np.random.default_rng(0).beta(self.alpha, self.beta, draws)
+        low, high = np.quantile(sample, [(1 - level) / 2, (1 + level) / 2])
+        return float(low), float(high)
+
     @property
     def tokens_key(self) -> float:
         return math.inf if self.evidence.mean_tokens is None else self.evidence.mean_tokens
@@ -149,10 +157,10 @@ class Router:
                                                               self.config.prior_weight)
                                                           for a in arms if a.evidence.runs == 0)
         share = self.synth_share(weight)
-        best = min(arms, key=self._rank, default=None)
+        best = min(arms, key=self.rank, default=None)
         if best is None or rng.random() < share:
             # a mutation needs a parent that ran here (its failures are the material); a cold cluster has none
-            parent = min((a for a in arms if a.evidence.runs), key=self._rank, default=None)
+            parent = min((a for a in arms if a.evidence.runs), key=self.rank, default=None)
             return RouteChoice("synthesized", parent, best, arms,
                                f"synthesis share {share:.2f} at evidence {weight:.1f}")
         draws = [(rng.betavariate(a.alpha, a.beta), a) for a in arms]
@@ -165,6 +173,6 @@ class Router:
                                                    f"{arm.mean:.2f}, {arm.evidence.runs} run(s) here)")
 
     @staticmethod
-    def _rank(arm: Arm) -> tuple:
+    def rank(arm: Arm) -> tuple:
         """Best first: posterior mean, then fewer tokens, then the description nearer the task."""
         return -arm.mean, arm.tokens_key, -arm.evidence.similarity, arm.evidence.harness_id

@@ -23,7 +23,12 @@ TOKENS = "prompt_tokens + completion_tokens"  # a run's tokens, summed in SQL: N
 
 
 class StoreUnavailable(RuntimeError):
-    """The database cannot be reached or used; the message is one line."""
+    """The database cannot be reached or used; the message is one line. `kind`: `unreachable` (nothing
+    answered), `login` (it answered and refused the login: a password missing or wrong) or `unusable`."""
+
+    def __init__(self, message: str, kind: str = "unusable"):
+        super().__init__(message)
+        self.kind = kind
 
 
 class Store:

@@ -36,6 +36,6 @@ def pipeline_on(bank: str | Path, meta: ModelClient, solver: ModelClient, config
     from jitagent.catalog import seed_bank
     from jitagent.paths import open_bank
 
-    store = open_bank(bank, cache_dir=cache_dir)
+    store = open_bank(bank, cache_dir=cache_dir, models=[meta.name, solver.name])
     seed_bank(store)
     return JitPipeline(store, meta, solver, config, writer=writer)

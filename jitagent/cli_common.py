@@ -11,10 +11,15 @@ both work and a default never overwrites a value given at the other place.
 from __future__ import annotations
 
 import argparse
+import functools
+import importlib
+import math
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from rich.console import Console
 from rich.table import Table
 
 USAGE, RUNTIME = 2, 1  # exit statuses: the command line was wrong / the work failed
@@ -44,10 +49,12 @@ class Parser(argparse.ArgumentParser):
     their group was given."""
 
     def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", RangeHelp)
         super().__init__(*args, **kwargs)
         self.register("action", "parsers", Subcommands)
 
     def error(self, message: str):
+        message = message.removeprefix("argument ")  # `--n: must be ...`, the option as it is typed
         self.exit(USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
@@ -122,10 +129,11 @@ def without_password(hint: str):
 
 
 def task_options(*, checks: bool) -> argparse.ArgumentParser:
-    """The task's text and type; with `checks`, what verifies it: --expect or --verifier (without,
-    nothing does)."""
+    """The task's text (an argument, `-` for stdin, or --file) and type; with `checks`, what verifies it:
+    --expect or --verifier (without, nothing does)."""
     p = parent_parser()
-    p.add_argument("text", help="the task")
+    p.add_argument("text", nargs="?", help="the task; - reads it from stdin")
+    p.add_argument("--file", type=Path, metavar="FILE", help="read the task's text from this file instead")
     p.add_argument("--type", help="task type (decides the cluster)")
     if checks:
         group = p.add_mutually_exclusive_group()
@@ -138,6 +146,18 @@ def task_options(*, checks: bool) -> argparse.ArgumentParser:
     return p
 
 
+def task_text(args) -> str:
+    """The task's text from the argument, stdin (`-`) or --file; Failure (usage) when not exactly one."""
+    if (args.text is None) == (args.file is None):
+        raise Failure("give the task as an argument, - to read it from stdin, or --file FILE", USAGE)
+    if args.file is not None:
+        try:
+            return args.file.read_text().rstrip("\n")  # a file's last line ends in one; the task does not
+        except (OSError, UnicodeDecodeError) as exc:
+            raise Failure(f"--file {args.file}: {getattr(exc, 'strerror', None) or exc}", USAGE) from None
+    return sys.stdin.read().rstrip("\n") if args.text == "-" else args.text
+
+
 def task_from_args(args):
     """The task `task_options` describe; Failure (usage) names what is wrong."""
     from jitagent.nesting import NestingError, json_loads
@@ -148,9 +168,95 @@ def task_from_args(args):
     except (ValueError, NestingError) as exc:
         raise Failure(f"--verifier: not a JSON object: {exc}", USAGE) from None
     try:
-        return task_for(args.text, type=args.type, expect=args.expect, verifier=verifier)
+        return task_for(task_text(args), type=args.type, expect=args.expect, verifier=verifier)
     except ValueError as exc:
         raise Failure(str(exc), USAGE) from None
+
+
+class OutOfRange(argparse.ArgumentTypeError, ValueError):
+    """A number outside its option's range, or not a number; the message says the range and the value."""
+
+
+NUMBER_NAMES = {int: "an integer", float: "a number"}
+
+
+@dataclass(frozen=True)
+class Bounded:
+    """An argparse type (and a Setting's parse): a number of `kind` in its range, where `low`/`high` are
+    None when open and `exclusive_low` keeps `low` itself out (a budget of 0 s is none)."""
+
+    kind: type
+    low: float | None = None
+    high: float | None = None
+    exclusive_low: bool = False
+
+    def __call__(self, text) -> int | float:
+        try:
+            value = self.kind(text)
+        except (TypeError, ValueError):
+            raise OutOfRange(f"expected {NUMBER_NAMES[self.kind]}, got {text!r}") from None
+        too_low = self.low is not None and (value <= self.low if self.exclusive_low else value < self.low)
+        if not math.isfinite(value) or too_low or (self.high is not None and value > self.high):
+            raise OutOfRange(f"must be {self.rule}, got {text}")
+        return value
+
+    @property
+    def name(self) -> str:
+        return NUMBER_NAMES[self.kind]
+
+    @property
+    def rule(self) -> str:
+        if self.low is not None and self.high is not None:
+            return f"between {self.low:g} and {self.high:g}"
+        if self.low is not None:
+            return f"more than {self.low:g}" if self.exclusive_low else f"at least {self.low:g}"
+        return f"at most {self.high:g}" if self.high is not None else "a finite number"
+
+
+COUNT = Bounded(int, 1)  # how many of something: at least one
+SECONDS = Bounded(float, 0, exclusive_low=True)  # a time budget: zero or less would run nothing
+SEED = Bounded(int, 0)
+
+
+class FieldRange:
+    """An argparse type: the range a pydantic model's field allows (`module:Model`, `field`). One source
+    for the rule, the model's: the command line refuses what the model would, naming the option instead
+    of the model. The model is imported when the option is given or --help shown, not on every start."""
+
+    def __init__(self, model: str, field: str):
+        self.model, self.field = model, field
+
+    @functools.cached_property
+    def bounded(self) -> Bounded:
+        module, name = self.model.split(":")
+        info = getattr(importlib.import_module(module), name).model_fields[self.field]
+        kind = next(t for t in (int, float) if info.annotation in (t, t | None))
+        bounds = {type(m).__name__: m for m in info.metadata}
+        low = bounds["Ge"].ge if "Ge" in bounds else bounds["Gt"].gt if "Gt" in bounds else None
+        return Bounded(kind, low, bounds["Le"].le if "Le" in bounds else None, exclusive_low="Gt" in bounds)
+
+    def __call__(self, text) -> int | float:
+        return self.bounded(text)
+
+    @property
+    def name(self) -> str:
+        return self.bounded.name
+
+    @property
+    def rule(self) -> str:
+        return self.bounded.rule
+
+
+CANDIDATES = FieldRange("jitagent.synthesis.synthesize:SynthesisConfig", "n")  # --n everywhere
+
+
+class RangeHelp(argparse.HelpFormatter):
+    """Help that says each numeric option's range, from its type (the rule that checks it)."""
+
+    def _get_help_string(self, action) -> str:
+        text = action.help or ""
+        rule = getattr(action.type, "rule", None)
+        return f"{text} ({rule})" if rule and text != HIDDEN else text
 
 
 def top_k(value: str) -> int | None:
@@ -195,8 +301,15 @@ def secret_from(flag: str | None, file: Path | None, what: str, env: str) -> str
     return secret
 
 
+def console(stderr: bool = False) -> Console:
+    """A console for what a command prints: on a terminal, its width (cells fold, ids stay whole); piped,
+    wide enough that no line wraps, so a table's rows stay one line each and no word is cut."""
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(stderr=stderr, width=None if stream.isatty() else 100_000)
+
+
 def table(*columns: str, **kw) -> Table:
-    """A rich table whose cells wrap (fold) rather than cut: ids stay whole at any width."""
+    """A rich table whose cells wrap (fold) rather than cut on a terminal: ids stay whole at any width."""
     t = Table(**kw)
     for column in columns:
         t.add_column(column, overflow="fold")

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
-
-from rich.progress import Progress
 
 from jitagent.runtime.agent import Runtime
 from jitagent.runtime.events import RunResult
@@ -39,12 +38,22 @@ def summarize(harness: str, results: list[RunResult]) -> Summary:
         infra_errors=sum(r.error is not None for r in results))
 
 
+def why(result: RunResult) -> str:
+    """Why a run did not pass, in a line: an infrastructure error, the harness's own stop (its timeout,
+    its budget), or the verdict; "" when it passed or nothing verified it."""
+    if result.error:
+        return f"error: {result.error}"
+    if result.stop is not None:
+        return result.stop.text
+    return "" if result.passed in (True, None) else result.verdict
+
+
 async def run_tasks(runtime: Runtime, spec: HarnessSpec, tasks: list[Task], seed: int = 0,
-                    progress: bool = True) -> list[RunResult]:
+                    on_done: Callable[[RunResult], None] | None = None) -> list[RunResult]:
+    """`on_done` hears each result as it comes (a progress line)."""
     results = []
-    with Progress(disable=not progress, transient=True) as bar:
-        job = bar.add_task(f"{spec.name}", total=len(tasks))
-        for task in tasks:
-            results.append(await runtime.run(spec, task, seed=seed))
-            bar.advance(job)
+    for task in tasks:
+        results.append(await runtime.run(spec, task, seed=seed))
+        if on_done is not None:
+            on_done(results[-1])
     return results

@@ -8,11 +8,13 @@ import glob
 import hashlib
 import os
 import sqlite3
+import tempfile
 from pathlib import Path
 
-from jitagent.errors import one_line
+from jitagent.errors import REFUSED_LOGIN, UNREACHABLE, ServiceError, one_line
 
 PRIVATE_UMASK = 0o077
+THROWAWAY_CLUSTER = "jitagent-throwaway"  # cluster_name of the PostgreSQL servers fleet/services.py starts
 
 
 def data_dir() -> Path:
@@ -34,11 +36,24 @@ class DataDirError(ValueError):
     """A data dir or bank that cannot be used; the message is one line saying why."""
 
 
-def open_bank(path: str | Path, cache_dir: Path | None = None, create: bool = True):
+def open_bank(path: str | Path, cache_dir: Path | None = None, create: bool = True,
+              models: list[str] = ()):
     """The HarnessBank at `path` (created if new, unless not `create`), or DataDirError: a directory
     that cannot be made or written, a path that is not a file or not SQLite, an index file faiss cannot
-    read. A `postgresql://` URL opens a shared bank whose faiss index this process caches in `cache_dir`
+    read, a scripted model among the `models` that will write to it where it is not throwaway. A
+    `postgresql://` URL opens a shared bank whose faiss index this process caches in `cache_dir`
     (default: the data dir), one file per database."""
+    bank = _open_bank(path, cache_dir, create, models)
+    if bank.path is None:  # a shared database: its server says whether it is throwaway
+        try:
+            refuse_scripted(path, models, bank.store)
+        except DataDirError:
+            bank.close()
+            raise
+    return bank
+
+
+def _open_bank(path: str | Path, cache_dir: Path | None, create: bool, models: list[str]):
     from harness_bank import HarnessBank
     from harness_bank.store import StoreUnavailable, describe, is_url
 
@@ -50,6 +65,12 @@ def open_bank(path: str | Path, cache_dir: Path | None = None, create: bool = Tr
             where.mkdir(parents=True, exist_ok=True)
             return HarnessBank(str(path), index_path=index)
         except StoreUnavailable as exc:  # names the database already
+            if exc.kind == "login":
+                raise ServiceError(f"{exc}; put the password in PGPASSWORD or ~/.pgpass",
+                                   REFUSED_LOGIN) from None
+            if exc.kind == "unreachable":
+                raise ServiceError(f"cannot reach {exc}; is it running? (`jitagent fleet dev` starts a "
+                                   f"throwaway one)", UNREACHABLE) from None
             raise DataDirError(str(exc)) from None
         except (OSError, RuntimeError) as exc:  # RuntimeError: faiss, on a corrupt index file
             raise DataDirError(f"bank {describe(str(path))}: {one_line(exc)}") from None
@@ -57,6 +78,7 @@ def open_bank(path: str | Path, cache_dir: Path | None = None, create: bool = Tr
         raise DataDirError(f"bank {describe(str(path))}: not a file path nor a postgresql:// URL")
     path = Path(path)
     where = path.parent
+    refuse_scripted(path, models)  # before the file is made
     if not create and not path.exists():  # a typo must not leave an empty bank behind
         raise DataDirError(f"no bank at {path}: create one with `jitagent bank init`, or name the one you "
                            f"mean with --data-dir or --bank")
@@ -89,3 +111,28 @@ def _make_private(where: Path, name: str) -> None:
 def _is_sqlite(path: Path) -> bool:
     with path.open("rb") as f:
         return f.read(16) == b"SQLite format 3\x00"
+
+
+def is_throwaway(location: str | Path, store=None) -> bool:
+    """A bank nobody keeps: a file under the system's temp dir, or a database on a PostgreSQL server that
+    jitagent started to throw away (tests, `jitagent fleet dev`: its cluster_name says so; `store`, the
+    open database, asks it)."""
+    from harness_bank.store import is_url
+
+    if not is_url(str(location)):
+        return Path(location).resolve().is_relative_to(Path(tempfile.gettempdir()).resolve())
+    return store is not None and store.query("SHOW cluster_name")[0][0] == THROWAWAY_CLUSTER
+
+
+def refuse_scripted(location: str | Path, model_names: list[str], store=None) -> None:
+    """The scripted model's canned replies are no evidence: a bank that is kept must never learn from them.
+    DataDirError (usage) when a scripted model would write to a bank that is not throwaway. Called for a
+    file before it is opened (nothing is created), for a shared database once open (`store`)."""
+    from harness_bank.store import describe
+
+    scripted = [name for name in model_names if name.startswith("scripted")]
+    if scripted and not is_throwaway(location, store):
+        raise DataDirError(f"the {scripted[0]} model gives canned replies for tests and would record them as "
+                           f"evidence in {describe(str(location))}; use it only on a throwaway bank "
+                           f"(--data-dir under {tempfile.gettempdir()}, or `jitagent fleet dev`'s "
+                           f"PostgreSQL)")

@@ -16,7 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jitagent.cli_common import META_MODEL, USAGE, Failure, without_password
+from jitagent.cli_common import (
+    CANDIDATES,
+    META_MODEL,
+    USAGE,
+    Failure,
+    FieldRange,
+    OutOfRange,
+    without_password,
+)
 from jitagent.logs import FORMATS
 
 
@@ -53,9 +61,11 @@ class Setting:
 
 
 LOG_FORMAT = Setting("--log-format", "json", log_format, "json | text")
+SERVER = "jitagent.server.app:ServerConfig"
+PORT = FieldRange(SERVER, "port")
 SERVE = (
     Setting("--host", "127.0.0.1", str, "address to listen on"),
-    Setting("--port", 50051, int, "port to listen on"),
+    Setting("--port", 50051, PORT, "port to listen on (0: any free port)"),
     Setting("--data-dir", None, Path, "the bank's folder: DIR/bank.db (default: ~/.jitagent)",
             env="JITAGENT_DATA"),
     Setting("--bank", None, str, "bank file, or postgresql://USER@HOST:PORT/DB shared by a fleet",
@@ -65,16 +75,19 @@ SERVE = (
     Setting("--solver-model", None, str, "runs them (default: the meta-model)"),
     Setting("--api-key-file", None, Path,
             "a file holding the model endpoint's API key (or JITAGENT_API_KEY)"),
-    Setting("--concurrency", 1, int, "tasks synthesized or executed at once"),
-    Setting("--max-queue", 64, int, "tasks waiting beyond which calls get RESOURCE_EXHAUSTED"),
-    Setting("--n", 3, int, "default candidates per synthesis"),
+    Setting("--concurrency", 1, FieldRange(SERVER, "concurrency"), "tasks synthesized or executed at once"),
+    Setting("--max-queue", 64, FieldRange(SERVER, "max_queue"),
+            "tasks waiting beyond which calls get RESOURCE_EXHAUSTED"),
+    Setting("--n", 3, CANDIDATES, "candidates per synthesis where a call leaves n unset"),
     Setting("--no-dry-run", False, None, "skip synthesis's dry runs"),
     Setting("--auth-token-file", None, Path,
             "a file holding the bearer token clients must send (or JITAGENT_AUTH_TOKEN)"),
     Setting("--tls-cert", None, Path, "PEM certificate (with --tls-key: TLS)"),
     Setting("--tls-key", None, Path, "PEM private key"),
-    Setting("--metrics-port", None, int, "serve Prometheus metrics on this port"),
-    Setting("--grace", 10.0, float, "seconds in-flight calls get on SIGTERM"),
+    Setting("--metrics-port", None, PORT, "serve Prometheus metrics on this port"),
+    Setting("--grace", 10.0, FieldRange(SERVER, "grace_s"), "seconds in-flight calls get on SIGTERM"),
+    Setting("--openai-port", None, PORT, "also serve the OpenAI-compatible HTTP API (/v1/chat/completions) "
+            "on this port, on the same pipeline"),
     LOG_FORMAT,
 )
 NAMES = {int: "an integer", float: "a number", str: "text", Path: "a path"}
@@ -139,10 +152,12 @@ def _parse(setting: Setting, value: Any, source: str) -> Any:
         if str(value).strip().lower() in SWITCH_WORDS:
             return SWITCH_WORDS[str(value).strip().lower()]
         raise Failure(f"{source}: expected true or false, got {value!r}", USAGE)
-    expected = NAMES.get(setting.parse)
+    expected = NAMES.get(setting.parse) or getattr(setting.parse, "name", None)  # a ranged number: its kind
     if isinstance(value, (bool, dict, list)):
         raise Failure(f"{source}: expected {expected or 'text'}, got {value!r}", USAGE)
     try:
         return setting.parse(value if setting.parse is float else str(value))
+    except OutOfRange as exc:
+        raise Failure(f"{source}: {exc}", USAGE) from None
     except ValueError as exc:
         raise Failure(f"{source}: expected {expected or exc}, got {value!r}", USAGE) from None

@@ -21,6 +21,18 @@ MAX_PATTERN = 4096  # a regex verifier's pattern: compiled in the server process
 MAX_FILES = 1000
 MAX_FILE_PATH = 1024
 MAX_NAME_BYTES = 255  # one path component, as the kernel allows
+# A task's text, refused before any work when longer: past any context a served model has (the embedded
+# one holds 4,096 tokens, ~16,000 characters), and bounded for what the server holds while it waits.
+MAX_PROMPT_CHARS = 100_000
+
+
+def prompt_problem(prompt: str) -> str | None:
+    """Why a task's text cannot be taken (empty, or over the cap), or None."""
+    if not prompt.strip():
+        return "must not be empty"
+    if len(prompt) > MAX_PROMPT_CHARS:
+        return f"{len(prompt):,} characters; a task's text is at most {MAX_PROMPT_CHARS:,}"
+    return None
 
 
 class VerifierSpec(BaseModel):
@@ -69,6 +81,13 @@ class Task(BaseModel):
     public_tests: str | None = Field(None, description="checks the agent may run (verify: run_tests)")
     verifier: VerifierSpec = Field(default_factory=lambda: VerifierSpec(kind="none"),
                                    description="kind 'none': unverified (reward comes later, as feedback)")
+
+    @field_validator("prompt")
+    @classmethod
+    def _within_the_cap(cls, prompt: str) -> str:
+        if problem := prompt_problem(prompt):
+            raise ValueError(problem)
+        return prompt
 
     @field_validator("tools")
     @classmethod

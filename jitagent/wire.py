@@ -8,7 +8,7 @@ import regex
 from pydantic import ValidationError
 
 from jitagent.spec import format_validation_error
-from jitagent.tasks import Task, VerifierSpec, derived_id
+from jitagent.tasks import Task, VerifierSpec, derived_id, prompt_problem
 from jitagent.v1 import jitagent_pb2 as pb
 
 DEFAULT_TOLERANCE = VerifierSpec.model_fields["tolerance"].default
@@ -96,8 +96,8 @@ def verifier_from_proto(msg: pb.Verifier) -> dict:
 
 
 def task_from_proto(msg: pb.Task, where: str = "task") -> Task:
-    if not msg.prompt.strip():
-        raise RequestError(f"{where}.prompt", "must not be empty")
+    if problem := prompt_problem(msg.prompt):
+        raise RequestError(f"{where}.prompt", problem)
     if msg.split not in pb.Split.values():
         raise RequestError(f"{where}.split", f"unknown value {msg.split}")
     try:

@@ -172,7 +172,8 @@ class Bench:
             for task in tasks:
                 if bank.has_outcome(spec.id, task.id):
                     self.bar.advance(job)
-        async for unit in warm_bank(bank, self.runtime, specs, tasks, budget_s=self.config.budget_s):
+        async for unit in warm_bank(bank, self.runtime, specs, tasks, budget_s=self.config.budget_s,
+                                     out_of_budget_scores_zero=True):
             row = unit_row(f"warm:{unit.name}", unit.task, 0, unit.run,
                            budget_exhausted=unit.budget_exhausted)
             self.ledger.add(row)

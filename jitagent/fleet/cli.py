@@ -9,7 +9,18 @@ import signal
 import sys
 
 from jitagent import settings
-from jitagent.cli_common import api_key, bank, bank_location, common, models, parent_parser, without_password
+from jitagent.cli_common import (
+    CANDIDATES,
+    COUNT,
+    FieldRange,
+    api_key,
+    bank,
+    bank_location,
+    common,
+    models,
+    parent_parser,
+    without_password,
+)
 from jitagent.settings import Setting
 
 REDIS_ENV = "JITAGENT_REDIS_URL"
@@ -57,9 +68,9 @@ def cmd_worker(args) -> int:
         pipeline = build_pipeline(bank_location(args), cache_dir=args.data_dir, meta_model=args.meta_model,
                                   solver_model=args.solver_model, api_key=key,
                                   config=PipelineConfig(synthesis=synthesis), preload=True)
-    except Exception as exc:  # the bank or a model cannot load: one line, like `serve`
+    except Exception as exc:  # the bank or a model cannot load: one line and status, like `serve`
         print(f"jitagent worker: {one_line(exc)}", file=sys.stderr)
-        return 1
+        return getattr(exc, "status", 1)
 
     async def work(queue):
         stop = asyncio.Event()
@@ -73,10 +84,9 @@ def cmd_worker(args) -> int:
 
 
 def _with_queue(args, use, command: str = "jitagent queue") -> int:
-    """Run `use(queue)`; a Redis that cannot be reached is one line and status 1."""
+    """Run `use(queue)`; a Redis that cannot be used is one line and the status of its kind of failure."""
     import redis.asyncio as redis
 
-    from jitagent.errors import one_line
     from jitagent.fleet.streams import TaskQueue
 
     async def main():
@@ -88,11 +98,28 @@ def _with_queue(args, use, command: str = "jitagent queue") -> int:
     try:
         asyncio.run(main())
     except (redis.RedisError, OSError) as exc:
-        print(f"{command}: redis {args.redis}: {one_line(exc)}", file=sys.stderr)
-        return 1
+        problem = redis_problem(exc, args.redis)
+        print(f"{command}: {problem}", file=sys.stderr)
+        return problem.status
     except KeyboardInterrupt:  # the way to end --follow
         pass
     return 0
+
+
+def redis_problem(exc: Exception, url: str):
+    """A Redis failure as a ServiceError: it wants a password the URL lacks (or a wrong one), or it
+    cannot be reached; Redis's own words only after ours."""
+    import redis.exceptions as errors
+
+    from jitagent.errors import REFUSED_LOGIN, UNREACHABLE, ServiceError, one_line
+
+    if isinstance(exc, errors.AuthenticationError) or "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):
+        return ServiceError(f"Redis at {url} refused the login ({one_line(exc)}): give the password in "
+                            f"{REDIS_ENV}, as redis://:PASSWORD@HOST:PORT/DB", REFUSED_LOGIN)
+    if isinstance(exc, (errors.ConnectionError, errors.TimeoutError, OSError)):
+        return ServiceError(f"cannot reach Redis at {url} ({one_line(exc)}); is it running? (`jitagent fleet "
+                            f"dev` starts a throwaway one)", UNREACHABLE)
+    return ServiceError(f"Redis at {url}: {one_line(exc)}", UNREACHABLE)
 
 
 def cmd_put(args) -> int:
@@ -137,32 +164,85 @@ def cmd_stats(args) -> int:
 def add_commands(sub) -> None:
     p = sub.add_parser("worker", help="take tasks from a Redis Stream, run them, record outcomes in the bank",
                        parents=[common(), models(), bank(), queue_options()])
+    worker = "jitagent.fleet.worker:WorkerConfig"
     p.add_argument("--name", help="consumer name, unique per live worker (default: HOST-PID)")
-    p.add_argument("--slots", type=int, help="tasks run at once; one is taken only into a free slot (1)")
-    p.add_argument("--claim-idle", type=float, help="seconds an entry's holder may be silent before another "
-                                                    "worker reclaims it (60)")
-    p.add_argument("--max-deliveries", type=int, help="deliveries before an entry is a dead letter (3)")
-    p.add_argument("--task-timeout", type=float, help="wall-clock seconds per task (600)")
-    p.add_argument("--grace", type=float, help="seconds running tasks get on SIGTERM (10)")
-    p.add_argument("--n", type=int, default=3, help="candidates per synthesis")
-    p.add_argument("--no-dry-run", action="store_true")
+    p.add_argument("--slots", type=FieldRange(worker, "slots"),
+                   help="tasks run at once; one is taken only into a free slot (1)")
+    p.add_argument("--claim-idle", type=FieldRange(worker, "claim_idle_s"),
+                   help="seconds an entry's holder may be silent before another worker reclaims it (60)")
+    p.add_argument("--max-deliveries", type=FieldRange(worker, "max_deliveries"),
+                   help="deliveries before an entry is a dead letter (3)")
+    p.add_argument("--task-timeout", type=FieldRange(worker, "task_timeout_s"),
+                   help="wall-clock seconds per task (600)")
+    p.add_argument("--grace", type=FieldRange(worker, "grace_s"),
+                   help="seconds running tasks get on SIGTERM (10)")
+    p.add_argument("--n", type=CANDIDATES, default=3, help="candidates per synthesis")
+    p.add_argument("--no-dry-run", action="store_true",
+                   help="skip running each candidate one step on the task before choosing")
     settings.add_arguments(p, [settings.LOG_FORMAT])
     p.set_defaults(func=cmd_worker)
 
     shared = [common(), queue_options()]
     queue = sub.add_parser("queue", help="the task queue on Redis Streams", parents=shared)
-    cmds = queue.add_subparsers(dest="queue_command", required=True)
+    cmds = queue.add_subparsers(dest="queue_command", required=True, metavar="COMMAND")
     q = cmds.add_parser("put", help="add tasks: a suite, a JSONL file or - for stdin (all checked first)",
                         parents=shared)
-    q.add_argument("source")
-    q.add_argument("--split")
-    q.add_argument("--limit", type=int)
+    q.add_argument("source", help="a suite name, a tasks JSONL file, or - to read JSONL from stdin")
+    q.add_argument("--split", choices=["learn", "score", "final"],
+                   help="only the suite's tasks of this split")
+    q.add_argument("--limit", type=COUNT, help="only the first N tasks")
     q.set_defaults(func=cmd_put)
     q = cmds.add_parser("results", help="results as JSON lines (--dead: the dead letters)", parents=shared)
-    q.add_argument("--dead", action="store_true")
+    q.add_argument("--dead", action="store_true", help="the dead letters instead of the results")
     q.add_argument("--after", default="-", help="only entries after this id (resume where you left off)")
-    q.add_argument("--count", type=int)
+    q.add_argument("--count", type=COUNT, help="at most N entries")
     q.add_argument("--follow", action="store_true", help="wait for new ones (Ctrl-C ends)")
     q.set_defaults(func=cmd_results)
     q = cmds.add_parser("stats", help="stream lengths, pending entries, consumers", parents=shared)
     q.set_defaults(func=cmd_stats)
+
+    fleet = sub.add_parser("fleet", help="a fleet on one machine, to try it", parents=[common()])
+    cmds = fleet.add_subparsers(dest="fleet_command", required=True, metavar="COMMAND")
+    q = cmds.add_parser("dev", help="start a throwaway PostgreSQL and Redis on loopback; print their URLs",
+                        parents=[common()])
+    q.set_defaults(func=cmd_dev)
+
+
+
+def cmd_dev(args) -> int:
+    """Throwaway PostgreSQL and Redis on loopback ports, to try a fleet on one machine: the URLs to export
+    on stdout, then they run until Ctrl-C (or SIGTERM), which removes them with their data."""
+    from contextlib import ExitStack
+
+    from jitagent.errors import UNREACHABLE, ServiceError
+    from jitagent.fleet.services import (
+        create_database,
+        local_postgres,
+        local_redis,
+        postgres_missing,
+        redis_missing,
+    )
+    from jitagent.progress import waiting
+
+    if problem := postgres_missing() or redis_missing():
+        raise ServiceError(f"cannot start the throwaway services: {problem}", UNREACHABLE)
+
+    async def until_stopped():
+        stop = asyncio.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            asyncio.get_running_loop().add_signal_handler(sig, stop.set)
+        await stop.wait()
+    with ExitStack() as services:
+        try:
+            with waiting("starting a throwaway PostgreSQL and Redis"):
+                bank_url = create_database(services.enter_context(local_postgres()), "jitagent")
+                redis_url = services.enter_context(local_redis())
+        except RuntimeError as exc:  # initdb, pg_ctl or redis-server failed: their words, in one line
+            raise ServiceError(f"cannot start the throwaway services: {exc}", UNREACHABLE) from None
+        print(f"export JITAGENT_BANK={bank_url}\nexport {REDIS_ENV}={redis_url}", flush=True)
+        print('# throwaway: Ctrl-C stops both and removes their data. In other shells, after the exports:\n'
+              '#   jitagent serve --bank "$JITAGENT_BANK" --data-dir /tmp/replica-1\n'
+              '#   jitagent worker --bank "$JITAGENT_BANK" --data-dir /tmp/worker-1', file=sys.stderr,
+              flush=True)
+        asyncio.run(until_stopped())
+    return 0

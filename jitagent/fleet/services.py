@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from jitagent.paths import THROWAWAY_CLUSTER
+
 POSTGRES_PACKAGE = "postgresql-15"
 REDIS_PACKAGE = "redis-server"
 FAST_UNSAFE = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}  # a crash loses it all
@@ -65,7 +67,8 @@ def _user_exists(name: str) -> bool:
 @contextmanager
 def local_postgres(settings: dict[str, str] | None = None) -> Iterator[str]:
     """A fresh cluster; yields the URL of its `postgres` database (role `jitagent`, trust auth on
-    127.0.0.1 only). `settings`: server settings, e.g. FAST_UNSAFE for tests."""
+    127.0.0.1 only). `settings`: server settings, e.g. FAST_UNSAFE for tests. Its cluster_name marks it
+    throwaway (jitagent.paths.is_throwaway): the scripted model may write there."""
     if problem := postgres_missing():
         raise RuntimeError(problem)
     root = Path(tempfile.mkdtemp(prefix="jitagent-pg-"))
@@ -75,7 +78,7 @@ def local_postgres(settings: dict[str, str] | None = None) -> Iterator[str]:
         as_user = ["runuser", "-u", "postgres", "--"]
     data, port = root / "data", free_port()
     options = {"listen_addresses": "127.0.0.1", "port": str(port), "unix_socket_directories": str(root),
-               **(settings or {})}
+               "cluster_name": THROWAWAY_CLUSTER, **(settings or {})}
     try:
         _run([*as_user, postgres_binary("initdb"), "-D", str(data), "-U", "jitagent", "--auth=trust",
               "-E", "UTF8", "--no-sync", "--no-instructions"])
@@ -99,22 +102,26 @@ def create_database(url: str, name: str) -> str:
 
 
 @contextmanager
-def local_redis() -> Iterator[str]:
-    """A fresh redis-server that keeps nothing on disk; yields its URL."""
+def local_redis(password: str | None = None) -> Iterator[str]:
+    """A fresh redis-server that keeps nothing on disk; yields its URL (without the password, which a
+    client must then bring: tests of a refused login)."""
     if problem := redis_missing():
         raise RuntimeError(problem)
     root = Path(tempfile.mkdtemp(prefix="jitagent-redis-"))
     port = free_port()
-    server = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", str(root),
-                               "--save", "", "--appendonly", "no", "--logfile", str(root / "log")],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    config = root / "redis.conf"  # a password in a file, not in the server's argv
+    config.write_text(f"requirepass {password}\n" if password else "")
+    config.chmod(0o600)
+    server = subprocess.Popen(["redis-server", str(config), "--port", str(port), "--bind", "127.0.0.1",
+                               "--dir", str(root), "--save", "", "--appendonly", "no", "--logfile",
+                               str(root / "log")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 30
         while True:
             try:
                 with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
                     s.sendall(b"PING\r\n")
-                    if s.recv(16).startswith(b"+PONG"):
+                    if s.recv(16).startswith((b"+PONG", b"-NOAUTH")):  # it answers: up
                         break
             except OSError:
                 if server.poll() is not None or time.monotonic() > deadline:

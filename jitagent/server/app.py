@@ -30,6 +30,7 @@ from jitagent.sandbox import reclaim_leftovers
 from jitagent.server.auth import BearerTokenInterceptor
 from jitagent.server.decoding import RequestDecodingInterceptor
 from jitagent.server.metrics import Metrics
+from jitagent.server.openai_api import OpenAIDoor
 from jitagent.server.service import JitAgentService
 from jitagent.v1 import jitagent_pb2 as pb
 from jitagent.v1 import jitagent_pb2_grpc as pb_grpc
@@ -39,7 +40,12 @@ log = logging.getLogger("jitagent.server")
 
 
 class StartupError(RuntimeError):
-    """The server cannot serve (its data dir, bank or models); the message is one line."""
+    """The server cannot serve (its data dir, bank or models); the message is one line, `status` the
+    exit status its kind of failure gets (a bank's service that wants a password: 2; else 1)."""
+
+    def __init__(self, message: str, status: int = 1):
+        super().__init__(message)
+        self.status = status
 
 
 class ServerConfig(BaseModel):
@@ -58,6 +64,9 @@ class ServerConfig(BaseModel):
     metrics_port: int | None = None
     max_message_mb: int = Field(4, ge=1, le=256)
     grace_s: float = Field(10.0, ge=0)
+    openai_port: int | None = Field(None, ge=0, le=65535, description="the OpenAI-compatible HTTP API's port")
+    keepalive_s: float = Field(5.0, gt=0, description="a streamed HTTP answer's keep-alive comments, apart")
+    log_format: str = "json"
     pipeline: PipelineConfig = Field(default_factory=PipelineConfig)
 
 
@@ -71,8 +80,11 @@ class JitAgentServer:
         self.server: grpc.aio.Server | None = None
         self.port: int | None = None
         self.ready = asyncio.Event()
+        self.openai: OpenAIDoor | None = None  # the OpenAI-compatible HTTP door, with --openai-port
+        self.openai_port: int | None = None
         self._loading: asyncio.Task | None = None
         self.load_error: str | None = None
+        self.load_status = 1
 
     async def start(self) -> int:
         reclaimed = await asyncio.to_thread(reclaim_leftovers)
@@ -106,16 +118,37 @@ class JitAgentServer:
         await self.server.start()
         if self.config.metrics_port is not None:
             self.metrics.serve(self.config.metrics_port, self.config.host)
+        if self.config.openai_port is not None:
+            await self._open_openai_door()
         self._loading = asyncio.create_task(self._load())
         log.info(json.dumps({"event": "listening", "address": f"{self.config.host}:{self.port}",
                              "tls": bool(self.config.tls_cert)}))
         return self.port
+
+    async def _open_openai_door(self) -> None:
+        """The HTTP door on the same pipeline, admitted through the same slots, behind the same token."""
+        config = self.config
+        self.openai = OpenAIDoor(lambda: self.service.pipeline, lambda: self.service.load_error,
+                                 token=config.auth_token, slots=self.service.slots,
+                                 max_queue=config.max_queue, keepalive_s=config.keepalive_s)
+        address = f"{config.host}:{config.openai_port}"
+        try:
+            self.openai_port = await self.openai.start(config.host, config.openai_port,
+                                                       tls_cert=config.tls_cert, tls_key=config.tls_key,
+                                                       grace_s=config.grace_s)
+        except OSError as exc:
+            await self.server.stop(None)
+            raise StartupError(f"cannot serve the OpenAI-compatible API on {address} (--openai-port): "
+                               f"{exc.strerror or exc}") from None
+        log.info(json.dumps({"event": "listening", "door": "openai",
+                             "address": f"{config.host}:{self.openai_port}", "tls": bool(config.tls_cert)}))
 
     async def _load(self) -> None:
         try:
             self.service.pipeline = await asyncio.to_thread(self.build, self.config)
         except Exception as exc:  # stay NOT_SERVING and say why, in one line
             self.load_error = self.service.load_error = one_line(exc)
+            self.load_status = getattr(exc, "status", 1)
             log.error(json.dumps({"event": "load_failed", "error": self.load_error}))
             return
         for name in ("", SERVICE_NAME):
@@ -125,6 +158,8 @@ class JitAgentServer:
 
     async def stop(self) -> None:
         await self.health.enter_graceful_shutdown()
+        if self.openai is not None:
+            await self.openai.stop()
         if self.server is not None:
             await self.server.stop(self.config.grace_s)
         if self._loading is not None and not self._loading.done():
@@ -147,7 +182,7 @@ class JitAgentServer:
         stopping.cancel()
         await self.stop()
         if self.load_error is not None:
-            raise StartupError(self.load_error)
+            raise StartupError(self.load_error, self.load_status)
 
 
 def pipeline_for(config: ServerConfig) -> JitPipeline:

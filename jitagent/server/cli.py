@@ -5,14 +5,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 from pathlib import Path
 
 from jitagent import DEFAULT_ADDRESS, settings
 from jitagent.cli_common import (
+    CANDIDATES,
     HIDDEN,
     RUNTIME,
+    SECONDS,
     USAGE,
+    Bounded,
     Failure,
     common,
     output,
@@ -29,28 +31,34 @@ ADDRESS = Setting("--address", DEFAULT_ADDRESS, str, "the server (default: ${var
 USER_ERRORS = ("INVALID_ARGUMENT", "NOT_FOUND", "ALREADY_EXISTS", "FAILED_PRECONDITION")
 
 
-def cmd_serve(args) -> int:
-    # grpc's core logs to stderr on its own (a port in use, twice); the server says what matters, in its log
-    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
-    from jitagent.logs import configure
+def server_config(args):
+    """The ServerConfig `serve`'s settings make: every one of them lands in it (a test checks each)."""
     from jitagent.paths import data_dir
     from jitagent.pipeline import PipelineConfig
-    from jitagent.server.app import JitAgentServer, ServerConfig, StartupError
+    from jitagent.server.app import ServerConfig
     from jitagent.synthesis.synthesize import SynthesisConfig
 
-    configure(args.log_format)
-    config = ServerConfig(
+    return ServerConfig(
         host=args.host, port=args.port, data_dir=args.data_dir or data_dir(), bank=args.bank,
         meta_model=args.meta_model, solver_model=args.solver_model,
         api_key=secret_from(args.api_key, args.api_key_file, "--api-key", "JITAGENT_API_KEY"),
         concurrency=args.concurrency, max_queue=args.max_queue,
         auth_token=secret_from(args.auth_token, args.auth_token_file, "--auth-token", TOKEN_ENV),
         tls_cert=args.tls_cert, tls_key=args.tls_key, metrics_port=args.metrics_port, grace_s=args.grace,
+        openai_port=args.openai_port, log_format=args.log_format,
         pipeline=PipelineConfig(synthesis=SynthesisConfig(n=args.n, dry_run=not args.no_dry_run)))
+
+
+def cmd_serve(args) -> int:
+    from jitagent.logs import configure
+    from jitagent.server.app import JitAgentServer, StartupError
+
+    config = server_config(args)
+    configure(config.log_format)
     try:
         asyncio.run(JitAgentServer(config).serve_forever())
     except StartupError as exc:
-        raise Failure(str(exc)) from None
+        raise Failure(str(exc), exc.status) from None
     return 0
 
 
@@ -110,30 +118,35 @@ def cmd_health(args) -> int:
 
 
 def cmd_solve(args) -> int:
-    from jitagent.v1 import jitagent_pb2 as pb
-    from jitagent.wire import enum_name
-
     task = task_from_args(args)
 
     async def use(client):
-        async for event in client.solve(task, n=args.n, timeout=args.timeout):
-            which = event.WhichOneof("event")
+        async for event in client.solve(task, n=args.n or 0, timeout=args.timeout):
             if args.json:
                 _emit(event)
-            elif which == "result":
-                synthesis, run = event.result.synthesis, event.result.run
-                print(f"result: run_id={event.run_id} route={enum_name(pb.Route, 'ROUTE', synthesis.route)} "
-                      f"harness={synthesis.harness.name} "
-                      f"answer={run.answer if run.HasField('answer') else None!r} "
-                      f"reward={reward_text(run)} verdict={run.verdict[:100]!r}")
-            elif which == "step":
-                print(f"step/{enum_name(pb.StepKind, 'STEP_KIND', event.step.kind)}: {event.step.text[:200]}")
-            elif which == "chosen":
-                print(f"chosen: {event.chosen.name} ({event.chosen.harness_id})")
             else:
-                print(f"{which}: {getattr(event, which).text[:200]}")
+                print(event_line(event), flush=True)
 
     return _run_client(args, use)
+
+
+def event_line(event) -> str:
+    """One Solve event as `client solve` shows it, and as local `solve`/`synthesize` show theirs."""
+    from jitagent.v1 import jitagent_pb2 as pb
+    from jitagent.wire import enum_name
+
+    which = event.WhichOneof("event")
+    if which == "result":
+        synthesis, run = event.result.synthesis, event.result.run
+        return (f"result: run_id={event.run_id} route={enum_name(pb.Route, 'ROUTE', synthesis.route)} "
+                f"harness={synthesis.harness.name} answer={run.answer if run.HasField('answer') else None!r} "
+                f"reward={reward_text(run)} verdict={run.verdict[:100]!r}"
+                + (f" error={run.error[:200]!r}" if run.error else ""))
+    if which == "step":
+        return f"step/{enum_name(pb.StepKind, 'STEP_KIND', event.step.kind)}: {event.step.text[:200]}"
+    if which == "chosen":
+        return f"chosen: {event.chosen.name} ({event.chosen.harness_id})"
+    return f"{which}: {getattr(event, which).text[:200]}"
 
 
 def cmd_synthesize(args) -> int:
@@ -143,7 +156,7 @@ def cmd_synthesize(args) -> int:
     task = task_from_args(args)
 
     async def use(client):
-        reply = await client.synthesize([task], n=args.n, timeout=args.timeout)
+        reply = await client.synthesize([task], n=args.n or 0, timeout=args.timeout)
         if args.json:
             _emit(reply)
             return
@@ -155,26 +168,25 @@ def cmd_synthesize(args) -> int:
 
 
 def cmd_stream(args) -> int:
-    from rich.console import Console
-    from rich.progress import Progress
-
+    from jitagent.progress import units
     from jitagent.tasks import load_suite
 
     tasks = load_suite(str(args.file))
 
     async def use(client):
-        with Progress(console=Console(stderr=True), transient=True) as bar:
-            job = bar.add_task("tasks", total=len(tasks))
-            async for response in client.stream(tasks, n=args.n, timeout=args.timeout):
+        with units("tasks", len(tasks)) as progress:
+            async for response in client.stream(tasks, n=args.n or 0, timeout=args.timeout):
+                if response.HasField("error"):
+                    line = f"#{response.sequence} {response.task_id}: failed: {response.error.message}"
+                else:
+                    line = (f"#{response.sequence} {response.task_id}: run_id={response.run_id} "
+                            f"{response.result.synthesis.harness.name} "
+                            f"reward={reward_text(response.result.run)}")
                 if args.json:
                     _emit(response)
-                elif response.HasField("error"):
-                    print(f"#{response.sequence} {response.task_id}: failed: {response.error.message}")
                 else:
-                    result = response.result
-                    print(f"#{response.sequence} {response.task_id}: run_id={response.run_id} "
-                          f"{result.synthesis.harness.name} reward={reward_text(result.run)}")
-                bar.advance(job)
+                    print(line, flush=True)
+                progress.done(line if args.json else "")
 
     return _run_client(args, use)
 
@@ -199,12 +211,14 @@ def connection() -> argparse.ArgumentParser:
     p.add_argument("--token-file", type=Path, metavar="FILE",
                    help=f"a file holding the server's bearer token (or set {TOKEN_ENV})")
     p.add_argument("--token", help=HIDDEN)  # refused: a secret in argv
-    p.add_argument("--timeout", type=float, metavar="S", help="seconds the call may take (default: no limit)")
+    p.add_argument("--timeout", type=SECONDS, metavar="S",
+                   help="seconds the call may take (default: no limit)")
     return p
 
 
 def add_commands(sub) -> None:
-    p = sub.add_parser("serve", help="run the gRPC server", parents=[common()])
+    p = sub.add_parser("serve", help="run the server: gRPC, and with --openai-port an OpenAI-compatible API",
+                       parents=[common()])
     settings.add_arguments(p, settings.SERVE, config=True)
     p.add_argument("--auth-token", help=HIDDEN)  # refused: a secret in argv
     p.add_argument("--api-key", help=HIDDEN)  # refused: a secret in argv
@@ -224,15 +238,18 @@ def add_commands(sub) -> None:
     ):
         leaves[name] = cmds.add_parser(name, help=help_text, parents=shared + own)
         leaves[name].set_defaults(func=func)
-    for name in ("solve", "synthesize"):
-        leaves[name].add_argument("--n", type=int, default=0,
-                                  help="candidates if it synthesizes (0: the server's)")
+    for name in ("solve", "synthesize", "stream"):
+        leaves[name].add_argument("--n", type=CANDIDATES, help="candidates if it synthesizes (default: the "
+                                                               "server's --n)")
     leaves["stream"].add_argument("file", type=Path, help="tasks JSONL")
-    leaves["stream"].add_argument("--n", type=int, default=0)
     report = leaves["report"]
     report.add_argument("run_id", help="the run_id of a solve, stream or synthesize result")
-    report.add_argument("--reward", type=float, required=True, help="how it went, in [0, 1]")
+    report.add_argument("--reward", type=Bounded(float, 0, 1), required=True, help="how it went")
     report.add_argument("--detail", default="", help="what was checked")
-    report.add_argument("--wall-s", type=float, help="how long it ran (default: the server's measurement)")
-    report.add_argument("--prompt-tokens", type=int)
-    report.add_argument("--completion-tokens", type=int)
+    report.add_argument("--wall-s", type=Bounded(float, 0),
+                        help="how long it ran (default: the server's measurement)")
+    tokens = Bounded(int, 0, 2**32 - 1)
+    report.add_argument("--prompt-tokens", type=tokens, help="prompt tokens it took (default: the server's "
+                                                             "count; absent where unknown)")
+    report.add_argument("--completion-tokens", type=tokens, help="completion tokens it took (default: the "
+                                                                 "server's count; absent where unknown)")

@@ -9,20 +9,21 @@ from harness_bank.router import ArmSummary
 from jitagent.events import BankDecision, Chosen, Retrieved, Routed, SolveEvent, SolveResult
 from jitagent.runtime.events import Cost, RunResult, Step
 from jitagent.spec import HarnessSpec
-from jitagent.synthesis.synthesize import CandidateChecked
+from jitagent.synthesis.synthesize import CandidateChecked, SynthesisConfig
 from jitagent.v1 import jitagent_pb2 as pb
 from jitagent.verifiers import Verdict
 from jitagent.wire import RequestError, enum_value
 
-MAX_N = 8
+MAX_N = next(m.le for m in SynthesisConfig.model_fields["n"].metadata if hasattr(m, "le"))
 MAX_EVENT_TEXT = 20_000
 
 
-def check_n(n: int) -> int:
+def check_n(n: int) -> int | None:
+    """A request's candidates per synthesis; 0 (unset) is None: the server's own (`serve --n`)."""
     if n == 0:
-        return 3
+        return None
     if not 1 <= n <= MAX_N:
-        raise RequestError("n", f"must be between 1 and {MAX_N} (or 0 for the default), got {n}")
+        raise RequestError("n", f"must be between 1 and {MAX_N} (or 0 for the server's --n), got {n}")
     return n
 
 

@@ -4,23 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import json
-
-from rich.console import Console
+import sys
+import uuid
 
 from jitagent.cli_common import (
+    CANDIDATES,
+    FieldRange,
     api_key,
     bank,
     bank_location,
     common,
+    console,
     models,
     output,
     table,
     task_from_args,
     task_options,
 )
-
-console = Console()
-report = Console(stderr=True)  # what a person reads; stdout stays for what is piped
+from jitagent.progress import waiting
 
 
 def pipeline_for(args, learn: bool):
@@ -35,8 +36,9 @@ def pipeline_for(args, learn: bool):
                           solver_model=args.solver_model, api_key=api_key(args), config=config)
 
 
-def print_result(result, out: Console) -> None:
-    data = result.to_dict()
+def print_result(result, out) -> None:
+    """A solve's result for a person (`result`: a SolveResult or its to_dict())."""
+    data = result if isinstance(result, dict) else result.to_dict()
     out.print(f"[bold]route[/bold]: {data['route']}   [bold]harness[/bold]: {data['harness_name']} "
               f"({data['harness_id']})   cluster: {data['cluster']}", soft_wrap=True)
     if data["reason"]:
@@ -61,15 +63,35 @@ def print_result(result, out: Console) -> None:
                   soft_wrap=True)
 
 
-def cmd_synthesize(args) -> int:
-    """The spec goes to stdout as plain YAML (a pipe gets a file `jitagent validate` accepts), or to
-    --out FILE; --json prints the whole result instead; the report goes to stderr."""
-    pipeline = pipeline_for(args, learn=False)
+async def shown(events):
+    """The pipeline's events as they happen, each on stderr as `client solve` shows it; the result."""
+    from jitagent.events import SolveResult
+    from jitagent.server.cli import event_line
+    from jitagent.server.convert import event_to_proto
+
+    result = None
+    async for event in events:
+        if isinstance(event, SolveResult):
+            result = event
+        else:
+            print(event_line(event_to_proto(event, "")), file=sys.stderr, flush=True)
+    return result
+
+
+def solved_by_pipeline(args, task, *, execute: bool):
+    with waiting("loading the models and the bank"):
+        pipeline = pipeline_for(args, learn=execute)
     try:
-        result = asyncio.run(pipeline.solve(task_from_args(args), execute=False))
+        return asyncio.run(shown(pipeline.stream(task, execute=execute, run_id=uuid.uuid4().hex)))
     finally:
         pipeline.bank.close()
-    print_result(result, report)
+
+
+def cmd_synthesize(args) -> int:
+    """The spec goes to stdout as plain YAML (a pipe gets a file `jitagent validate` accepts), or to
+    --out FILE; --json prints the whole result instead; the events and the report go to stderr."""
+    result = solved_by_pipeline(args, task_from_args(args), execute=False)
+    print_result(result, console(stderr=True))
     spec = result.harness.model_dump(mode="json")
     if args.out:
         args.out.write_text(json.dumps(spec, indent=2) if args.out.suffix == ".json"
@@ -82,19 +104,46 @@ def cmd_synthesize(args) -> int:
 
 
 def cmd_solve(args) -> int:
-    pipeline = pipeline_for(args, learn=True)
-    try:
-        result = asyncio.run(pipeline.solve(task_from_args(args)))
-    finally:
-        pipeline.bank.close()
-    text = json.dumps(result.to_dict(), indent=2, default=str)
+    """Route the task (synthesizing where the router explores) and run it, or, with --harness, run that
+    harness as it is: no routing, no bank. The events go to stderr as they happen, the result to stdout."""
+    task = task_from_args(args)
+    result = run_given(args, task) if args.harness else solved_by_pipeline(args, task, execute=True).to_dict()
+    text = json.dumps(result, indent=2, default=str)
     if args.out:
         args.out.write_text(text)
     if args.json:
         print(text)
+    elif args.harness:
+        r = result["result"]
+        reward = "unverified" if r["reward"] is None else f"{r['reward']:g}"
+        console().print(f"harness: {result['harness_name']} ({result['harness_id']})   "
+                        f"answer: {r['answer']!r}   reward: {reward}   verdict: {r['verdict'][:120]}",
+                        soft_wrap=True)
     else:
-        print_result(result, console)
+        print_result(result, console())
     return 0
+
+
+def run_given(args, task) -> dict:
+    """The harness named (a seed) or written (a spec file, e.g. from `synthesize`) on the task."""
+    from jitagent.catalog import resolve_harness
+    from jitagent.models import load_model
+    from jitagent.runtime.agent import Runtime
+    from jitagent.runtime.events import RunResult
+    from jitagent.server.cli import event_line
+    from jitagent.server.convert import event_to_proto
+
+    spec = resolve_harness(args.harness)
+    with waiting("loading the solver model"):
+        solver = load_model(args.solver_model or args.meta_model, slot="solver", api_key=api_key(args))
+
+    async def go() -> RunResult:
+        async for event in Runtime(solver).stream(spec, task):
+            if isinstance(event, RunResult):
+                return event
+            print(event_line(event_to_proto(event, "")), file=sys.stderr, flush=True)
+    run = asyncio.run(go())
+    return {"harness_id": spec.id, "harness_name": spec.name, "result": run.summary()}
 
 
 def add_commands(sub) -> None:
@@ -107,9 +156,19 @@ def add_commands(sub) -> None:
         p = sub.add_parser(name, help=help_text, parents=[
             common(), task_options(checks=name == "solve"), output(out_help), models(old_model="meta_model"),
             bank()])
-        p.add_argument("--n", type=int, default=3, help="candidates")
-        p.add_argument("-k", type=int, default=3, help="references offered as arms")
-        p.add_argument("--selection", choices=["score", "judge"], default="score")
-        p.add_argument("--references", choices=["descriptions", "full"], default="descriptions")
-        p.add_argument("--no-dry-run", action="store_true")
+        p.add_argument("--n", type=CANDIDATES, default=3, help="candidates a synthesis writes")
+        p.add_argument("-k", type=FieldRange("harness_bank.router:RouterConfig", "references"), default=3,
+                       help="references offered as arms")
+        p.add_argument("--selection", choices=["score", "judge"], default="score",
+                       help="how a synthesis picks among valid candidates: a cheap score (the parent's "
+                       "reward, the dry run) or the meta-model as judge")
+        p.add_argument("--references", choices=["descriptions", "full"], default="descriptions",
+                       help="what the meta-model sees of the reference harnesses: their descriptions, or "
+                       "their whole specs")
+        p.add_argument("--no-dry-run", action="store_true",
+                       help="skip running each candidate one step on the task before choosing")
+        if name == "solve":
+            p.add_argument("--harness", metavar="FILE|NAME",
+                           help="run this harness as it is (a seed's name or a spec file, e.g. from "
+                           "`synthesize`): no routing, no synthesis, nothing recorded")
         p.set_defaults(func=func)

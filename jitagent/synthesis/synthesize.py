@@ -272,4 +272,5 @@ class Synthesizer:
             except (ValueError, KeyError, TypeError):
                 pass
         best = max(valid, key=lambda c: (c.score, -c.index))
-        return best, f"best cheap score {best.score} (prior reward of its parent, dry-run outcome)"
+        measured = "prior reward of its parent" + (", dry-run outcome" if self.config.dry_run else "")
+        return best, f"best cheap score {best.score} ({measured})"

@@ -140,7 +140,7 @@ def test_a_limit_spreads_over_task_types_and_the_oracle_can_choose_on_fewer_scor
 
 def test_running_out_of_the_budget_is_a_genuine_zero_in_every_arm_and_is_not_rerun(tmp_path):
     bench = make_bench(tmp_path)
-    bench.config.budget_s = 0.0
+    bench.config.budget_s = 1e-6  # out of it at once (zero is no budget, refused)
     asyncio.run(bench.run(progress=False))
     rows = list(bench.ledger.units.values())
     assert rows and all(r["error"] is None and r["budget_exhausted"] and r["reward"] == 0.0 for r in rows)

@@ -1,6 +1,7 @@
 """`jitagent` itself as a user runs it: --version, `run` (spread over types, unverified tasks apart)."""
 
 import json
+import socket
 import subprocess
 import sys
 
@@ -70,3 +71,22 @@ def test_run_counts_success_over_verified_tasks_only(tmp_path):
     assert poem["reward"] is None and poem["passed"] is None
     shown = jitagent("run", "--harness", "direct", "--suite", str(suite), "--solver-model", "scripted")
     assert "success 50.0% of 2 verified (1 unverified)" in shown.stdout and "unverified" in shown.stdout
+
+
+def test_run_says_why_each_task_failed_and_a_failure_not_the_harness_s_is_status_1(tmp_path):
+    suite = tmp_path / "two.jsonl"
+    tasks = [{"id": f"t{i}", "prompt": f"What is {i} + 1?",
+              "verifier": {"kind": "numeric", "expected": i + 1}} for i in range(2)]
+    suite.write_text("\n".join(json.dumps(t) for t in tasks))
+    wrong = jitagent("run", "--harness", "direct", "--suite", str(suite), "--solver-model", "scripted")
+    assert wrong.returncode == 0, wrong.stderr
+    assert "why" in wrong.stdout and "expected 1" in wrong.stdout  # the verdict, in the table
+    assert "[1/2] direct: t0: no" in wrong.stderr and "[2/2] direct: t1: no" in wrong.stderr  # piped progress
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        down = f"http://127.0.0.1:{s.getsockname()[1]}"
+        failed = jitagent("run", "--harness", "direct", "--suite", str(suite), "--solver-model", down)
+    assert failed.returncode == 1
+    assert "error: model failed: cannot reach the model server" in failed.stdout  # the table says it
+    assert failed.stderr.strip().splitlines()[-1].startswith(
+        "jitagent run: 2 of 2 task(s) failed for a reason that is not the harness's, e.g. t0: model failed")

@@ -59,7 +59,7 @@ def test_put_checks_every_task_first_then_results_and_stats_read_the_streams(red
 def test_unreachable_services_and_passwords_in_argv_are_one_line(tmp_path):
     down = jitagent("queue", "--redis", "redis://127.0.0.1:1/0", "stats")
     assert down.returncode == 1 and len(down.stderr.strip().splitlines()) == 1
-    assert down.stderr.startswith("jitagent queue: redis redis://127.0.0.1:1/0: ")
+    assert down.stderr.startswith("jitagent queue: cannot reach Redis at redis://127.0.0.1:1/0 (")
     for argv, hint in ((("queue", "--redis", "redis://:hunter2@127.0.0.1:1/0", "stats"), "JITAGENT_REDIS"),
                        (("worker", "--bank", "postgresql://me:hunter2@127.0.0.1:1/bank"), "PGPASSWORD"),
                        (("serve", "--bank", "postgresql://me:hunter2@127.0.0.1:1/bank"), "PGPASSWORD")):
@@ -70,13 +70,15 @@ def test_unreachable_services_and_passwords_in_argv_are_one_line(tmp_path):
                            "--data-dir", str(tmp_path), *(("--port", "0") if command == "serve" else ()))
         assert no_bank.returncode == 1
         assert no_bank.stderr.strip().splitlines() == [no_bank.stderr.strip()]
-        assert f"jitagent {command}: PostgreSQL at postgresql://me@127.0.0.1:1/bank: " in no_bank.stderr
+        url = "postgresql://me@127.0.0.1:1/bank"
+        assert f"jitagent {command}: cannot reach PostgreSQL at {url}: " in no_bank.stderr
 
 
 def test_fleet_options_follow_the_one_cli_grammar():
     """Queue options after the subcommand as before it; the worker shares the model and bank options."""
     after = jitagent("queue", "stats", "--redis", "redis://127.0.0.1:1/0", "--stream", "s")
-    assert after.returncode == 1 and after.stderr.startswith("jitagent queue: redis redis://127.0.0.1:1/0: ")
+    assert after.returncode == 1
+    assert after.stderr.startswith("jitagent queue: cannot reach Redis at redis://127.0.0.1:1/0")
     key = jitagent("worker", "--api-key", "sk-secret", "--meta-model", "scripted")
     assert key.returncode == 2 and "--api-key-file" in key.stderr and "sk-secret" not in key.stderr
     usage = jitagent("worker", "--help").stdout
@@ -100,3 +102,10 @@ def test_the_worker_logs_like_serve_from_its_first_line(redis_server, stream, tm
             assert (entry["level"], entry["logger"], entry["event"]) == ("info", "jitagent.worker", "worker")
         else:
             assert " INFO    jitagent.worker " in first and 'event="worker"' in first
+
+
+def test_put_refuses_a_prompt_over_the_cap_before_reaching_redis():
+    huge = json.dumps({"id": "huge", "prompt": "x" * 100_001})
+    done = jitagent("queue", "--redis", "redis://127.0.0.1:1/0", "put", "-", stdin=line(1) + "\n" + huge)
+    assert done.returncode == 2 and done.stdout == ""  # refused before the unreachable Redis was tried
+    assert "<stdin>:2: prompt:" in done.stderr and "a task's text is at most 100,000" in done.stderr

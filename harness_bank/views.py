@@ -1,0 +1,159 @@
+"""Read-only views of what a bank has learned, for people: its clusters, the arms of one with their
+posteriors, a harness found by name or id with its evidence, and a cluster's posteriors over time.
+
+The posteriors are the router's (`Router.arms`), from each arm's record in the cluster with its record
+elsewhere as the prior: what routing would weigh for a task with no near neighbours in other clusters
+(a real task's nearest past tasks move its prior a little). Nothing here writes.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from harness_bank.bank import HarnessBank
+from harness_bank.records import ArmEvidence, BankError, HarnessRecord
+from harness_bank.retrieval import RECORD, evidence_of
+from harness_bank.router import Arm, Router, base_rate
+from harness_bank.store import placeholders
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArmView:
+    harness_id: str
+    name: str
+    runs: int  # outcomes in the cluster
+    mean_reward: float | None  # None: no outcome here yet
+    mean_tokens: float | None  # None: unknown (some count unknown, or no outcome)
+    posterior_mean: float
+    low: float  # the posterior's central 95% interval
+    high: float
+    routes: dict[str, int] = field(default_factory=dict)  # the server's runs here, by route
+    retired: bool = False  # rolled back in this cluster: routing leaves it out
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClusterView:
+    cluster: str
+    outcomes: int
+    tasks: int  # distinct tasks among them
+    best: ArmView | None  # the arm with the best posterior mean
+    incumbent_id: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class HarnessView:
+    harness: HarnessRecord
+    lineage: list[HarnessRecord]  # the harness, then its ancestors
+    evidence: list[dict]  # per cluster: runs, mean reward, mean tokens, incumbent there or not
+
+
+class BankViews:
+    def __init__(self, bank: HarnessBank, router: Router | None = None):
+        self.bank = bank
+        self.router = router or Router()
+
+    def cluster_names(self) -> list[str]:
+        """Every cluster with outcomes or server runs."""
+        return sorted({r[0] for r in self.bank.store.query(
+            "SELECT DISTINCT cluster FROM outcomes UNION SELECT DISTINCT cluster FROM runs")})
+
+    def clusters(self) -> list[ClusterView]:
+        """Every cluster with outcomes or server runs, most outcomes first."""
+        counts = {r["cluster"]: r for r in self.bank.store.query(
+            "SELECT cluster, COUNT(*) AS n, COUNT(DISTINCT task_id) AS tasks FROM outcomes GROUP BY cluster")}
+        views = []
+        for cluster in self.cluster_names():
+            arms = self.arms(cluster)  # best first
+            incumbent = self.bank.incumbent(cluster)
+            row = counts.get(cluster)
+            views.append(ClusterView(cluster=cluster, outcomes=row["n"] if row else 0,
+                                     tasks=row["tasks"] if row else 0, best=arms[0],
+                                     incumbent_id=incumbent.harness_id if incumbent else None))
+        return sorted(views, key=lambda v: (-v.outcomes, v.cluster))
+
+    def arms(self, cluster: str) -> list[ArmView]:
+        """The cluster's arms, best posterior first; BankError for a cluster the bank has never seen."""
+        posteriors = self._posteriors(cluster)
+        if not posteriors:
+            raise BankError(f"no cluster {cluster!r} in this bank (see `jitagent bank clusters`)")
+        routes: dict[str, dict[str, int]] = defaultdict(dict)
+        for r in self.bank.store.query("SELECT harness_id, route, COUNT(*) AS n FROM runs WHERE cluster = ? "
+                                       "GROUP BY harness_id, route", (cluster,)):
+            routes[r["harness_id"]][r["route"]] = r["n"]
+        retired = self.bank.retired(cluster)
+        views = []
+        for arm in sorted(posteriors, key=self.router.rank):
+            e = arm.evidence
+            low, high = arm.credible_interval()
+            views.append(ArmView(harness_id=e.harness_id, name=e.name, runs=e.runs,
+                                 mean_reward=e.reward_sum / e.runs if e.runs else None,
+                                 mean_tokens=e.mean_tokens if e.runs else None,
+                                 posterior_mean=round(arm.mean, 4), low=round(low, 4), high=round(high, 4),
+                                 routes=routes.get(e.harness_id, {}), retired=e.harness_id in retired))
+        return views
+
+    def history(self, cluster: str, top: int = 8) -> dict[str, list[tuple[int, float, float, float]]]:
+        """The posteriors of the cluster's `top` arms (most outcomes) after each of its outcomes, oldest
+        first: per arm name, (outcome number, mean, low, high). Each arm's record elsewhere is taken as
+        it is now."""
+        final = {a.evidence.harness_id: a for a in self._posteriors(cluster)}
+        rows = self.bank.store.query("SELECT harness_id, reward FROM outcomes WHERE cluster = ? ORDER BY id",
+                                     (cluster,))
+        counts: dict[str, int] = defaultdict(int)
+        for r in rows:
+            counts[r["harness_id"]] += 1
+        shown = sorted(counts, key=lambda h: -counts[h])[:top]
+        runs: dict[str, int] = defaultdict(int)
+        rewards: dict[str, float] = defaultdict(float)
+        series: dict[str, list] = {final[h].evidence.name: [] for h in shown}
+        for number, r in enumerate(rows, 1):
+            runs[r["harness_id"]] += 1
+            rewards[r["harness_id"]] += r["reward"]
+            for h in shown:
+                e = final[h].evidence
+                then = Arm(ArmEvidence(**{**e.__dict__, "runs": runs[h], "reward_sum": rewards[h]}),
+                           final[h].prior_mean, final[h].prior_weight)
+                low, high = then.credible_interval(draws=2_000)
+                series[e.name].append((number, then.mean, low, high))
+        return series
+
+    def find(self, name_or_id: str) -> HarnessRecord:
+        """A harness by id, else by name (the newest of that name); BankError when neither."""
+        rows = self.bank.store.query("SELECT id FROM harnesses WHERE id = ? OR name = ? "
+                                     "ORDER BY id = ? DESC, created_at DESC LIMIT 1",
+                                     (name_or_id, name_or_id, name_or_id))
+        if not rows:
+            raise BankError(f"no harness with id or name {name_or_id!r} (see `jitagent bank ls`)")
+        return self.bank.get(rows[0]["id"])
+
+    def harness(self, name_or_id: str) -> HarnessView:
+        harness = self.find(name_or_id)
+        incumbent_of = {i.cluster for i in self.bank.incumbents() if i.harness_id == harness.id}
+        evidence = [{"cluster": r["cluster"], "runs": r["n"], "mean_reward": r["reward"],
+                     "mean_tokens": r["tokens"] if r["known"] == r["n"] else None,
+                     "incumbent": r["cluster"] in incumbent_of}
+                    for r in self.bank.store.query(f"SELECT cluster, AVG(reward) AS reward, {RECORD} "
+                                                   "FROM outcomes WHERE harness_id = ? GROUP BY cluster "
+                                                   "ORDER BY COUNT(*) DESC, cluster", (harness.id,))]
+        return HarnessView(harness=harness, lineage=self.bank.lineage(harness.id), evidence=evidence)
+
+    def _posteriors(self, cluster: str) -> list[Arm]:
+        """The router's posterior of every harness with outcomes or server runs in the cluster."""
+        store = self.bank.store
+        here = {r["harness_id"]: r for r in store.query(
+            f"SELECT harness_id, SUM(reward) AS rewards, {RECORD} FROM outcomes WHERE cluster = ? "
+            "GROUP BY harness_id", (cluster,))}
+        ran = [r[0] for r in store.query("SELECT DISTINCT harness_id FROM runs WHERE cluster = ?",
+                                         (cluster,))]
+        ids = list(dict.fromkeys([*here, *ran]))
+        if not ids:
+            return []
+        there = {r["harness_id"]: r for r in store.query(
+            f"SELECT harness_id, AVG(reward) AS reward, {RECORD} FROM outcomes "
+            f"WHERE cluster != ? AND harness_id IN ({placeholders(ids)}) GROUP BY harness_id",
+            (cluster, *ids))}
+        harnesses = {r["id"]: r for r in store.query(
+            f"SELECT id, name, origin FROM harnesses WHERE id IN ({placeholders(ids)})", tuple(ids))}
+        evidence = [evidence_of(harnesses[h], here.get(h), there.get(h), [], 0.0) for h in ids]
+        return self.router.arms(evidence, base_rate(evidence, []))

@@ -1,0 +1,397 @@
+"""The OpenAI-compatible front door, where agents already live: `POST /v1/chat/completions`, `GET
+/v1/models` and `POST /v1/jitagent/feedback`, over HTTP beside gRPC in the same process and on the same
+pipeline (`serve --openai-port P`).
+
+The model is `jitagent`, or `jitagent/<type>` to name the task's type (its cluster); the task is the
+conversation (one user message: its text; more: each message as `role: text`), the answer is the
+assistant message. `usage` counts every token of the solve — synthesis, repair, dry runs, selection and
+the run — and is absent where a count is unknown, never 0. The run id is the response's `id` and its
+`x-jitagent-run-id` header; `POST /v1/jitagent/feedback {"run_id", "reward"}` reports how it went. With
+`stream: true` the answer is sent once it is known, SSE keep-alive comments before. Requests carry the
+same bearer token as gRPC. An optional `jitagent` object in the request (`extra_body` in the openai
+client) may give `expect` or `verifier`, as `jitagent solve` takes them, and `n`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+import logging
+import socket
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from typing import Any, Literal
+
+import uvicorn
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from jitagent.events import SolveResult
+from jitagent.feedback import FeedbackError, Report
+from jitagent.models.base import Cancelled, CancelToken, ModelError
+from jitagent.pipeline import JitPipeline
+from jitagent.server.convert import MAX_N
+from jitagent.spec import format_validation_error
+from jitagent.tasks import task_for
+from jitagent.usage import Usage
+
+log = logging.getLogger("jitagent.server.openai")
+MODEL = "jitagent"
+MAX_BODY_BYTES = 4 << 20  # as gRPC's largest message; a task's text has its own, smaller cap
+FEEDBACK_STATUS = {"invalid": 400, "not_found": 404, "already_reported": 409}
+
+
+class ApiError(Exception):
+    """An answer in OpenAI's error shape: {"error": {"message", "type", "param", "code"}}."""
+
+    def __init__(self, status: int, message: str, param: str | None = None, code: str | None = None):
+        super().__init__(message)
+        self.status, self.param, self.code = status, param, code
+
+    def response(self, headers: dict | None = None) -> JSONResponse:
+        kind = "invalid_request_error" if self.status < 500 else "server_error"
+        return JSONResponse({"error": {"message": str(self), "type": kind, "param": self.param,
+                                       "code": self.code}}, status_code=self.status, headers=headers)
+
+
+class Part(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    type: str
+    text: str | None = None
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    role: Literal["system", "developer", "user", "assistant", "tool"]
+    content: str | list[Part] | None = None
+
+
+class JitOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    expect: str | float | None = None
+    verifier: dict | None = None
+    n: int | None = Field(None, ge=1, le=MAX_N)
+
+
+class StreamOptions(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    include_usage: bool = False
+
+
+class ChatRequest(BaseModel):
+    """What this door reads of a chat completion request; sampling options and the like are the harness's
+    to decide, and ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+    model: str
+    messages: list[Message] = Field(min_length=1)
+    stream: bool = False
+    stream_options: StreamOptions | None = None
+    jitagent: JitOptions | None = None
+
+
+def conversation_text(messages: list[Message]) -> str:
+    """The task a conversation asks for: one user message is its text; more are each `role: text`."""
+    texts = []
+    for i, message in enumerate(messages):
+        parts = message.content if isinstance(message.content, list) else [Part(type="text",
+                                                                                text=message.content or "")]
+        for j, part in enumerate(parts):
+            if part.type != "text":
+                raise ApiError(400, f"messages[{i}].content[{j}]: only text parts are taken, got "
+                               f"{part.type!r}", f"messages[{i}].content")
+        texts.append("".join(p.text or "" for p in parts))
+    if len(messages) == 1 and messages[0].role == "user":
+        return texts[0]
+    return "\n\n".join(f"{m.role}: {t}" for m, t in zip(messages, texts) if t)
+
+
+def task_type(model: str) -> str | None:
+    if model == MODEL:
+        return None
+    if model.startswith(MODEL + "/") and len(model) > len(MODEL) + 1:
+        return model.removeprefix(MODEL + "/")
+    raise ApiError(404, f"model {model!r}: this server serves {MODEL} and {MODEL}/<task type>", "model",
+                   "model_not_found")
+
+
+def total_usage(result: SolveResult) -> Usage:
+    """Every token the solve took; a part that is unknown makes the total unknown."""
+    cost = result.synthesis_cost
+    parts = [cost.synthesis, cost.repair, cost.dry_run, cost.selection]
+    parts += [result.run.cost] if result.run else []
+    return sum((p.usage for p in parts), Usage())
+
+
+def usage_of(result: SolveResult) -> dict | None:
+    usage = total_usage(result)
+    if usage.total is None:
+        return None  # unknown is absent, never 0
+    return {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
+            "total_tokens": usage.total}
+
+
+def jitagent_fields(result: SolveResult) -> dict:
+    """What jitagent adds to a completion: how the task was routed and, where verified, its reward."""
+    run = result.run
+    return {"run_id": result.run_id, "route": result.route, "harness_id": result.harness.id,
+            "harness_name": result.harness.name, "cluster": result.cluster,
+            "reward": run.reward if run else None, "verdict": run.verdict if run else "",
+            "error": run.error if run else None}
+
+
+class OpenAIDoor:
+    """The HTTP app and its server. `pipeline()`: the pipeline once loaded (None while loading);
+    `load_error()`: why it could not load. Work is admitted through `slots`, shared with gRPC, so
+    `--concurrency` holds across both doors; past `max_queue` waiting requests the answer is 429."""
+
+    def __init__(self, pipeline: Callable[[], JitPipeline | None], load_error: Callable[[], str | None], *,
+                 token: str | None, slots: asyncio.Semaphore, max_queue: int, keepalive_s: float):
+        self.pipeline, self.load_error = pipeline, load_error
+        self._expected = f"Bearer {token}".encode() if token else None
+        self.slots, self.max_queue, self.keepalive_s = slots, max_queue, keepalive_s
+        self.waiting = 0
+        self.server: uvicorn.Server | None = None
+        self._serving: asyncio.Task | None = None
+        self.app = Starlette(routes=[
+            Route("/v1/chat/completions", self.chat_completions, methods=["POST"]),
+            Route("/v1/models", self.models, methods=["GET"]),
+            Route("/v1/jitagent/feedback", self.feedback, methods=["POST"]),
+        ])
+
+    # --- serving ---------------------------------------------------------------------------
+    async def start(self, host: str, port: int, *, tls_cert=None, tls_key=None, grace_s: float = 10.0) -> int:
+        """Listen on host:port (0: a free one) in the running loop; the port. OSError when it cannot bind."""
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((host, port))
+            sock.listen(128)
+        except OSError:
+            sock.close()
+            raise
+        sock.setblocking(False)
+        config = uvicorn.Config(self.app, log_config=None, access_log=False, lifespan="off",
+                                ssl_certfile=tls_cert, ssl_keyfile=tls_key,
+                                timeout_graceful_shutdown=max(int(grace_s), 1))
+        self.server = _InLoopServer(config)
+        self._serving = asyncio.create_task(self.server.serve(sockets=[sock]))
+        while not self.server.started and not self._serving.done():
+            await asyncio.sleep(0.01)
+        if self._serving.done():  # e.g. TLS files it cannot read
+            sock.close()
+            raise OSError(f"the HTTP server did not start: {self._serving.exception()}")
+        return sock.getsockname()[1]
+
+    async def stop(self) -> None:
+        if self.server is not None and self._serving is not None:
+            self.server.should_exit = True
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await self._serving
+
+    # --- routes ----------------------------------------------------------------------------
+    async def chat_completions(self, request: Request) -> Response:
+        try:
+            self._authorize(request)
+            pipeline = self._ready()
+            chat = ChatRequest.model_validate(await self._json(request))
+            task = self._task(chat)
+            self._admissible()
+        except ApiError as exc:
+            return exc.response()
+        except ValidationError as exc:
+            return ApiError(400, format_validation_error(exc)).response()
+        run_id = uuid.uuid4().hex
+        headers = {"x-jitagent-run-id": run_id}
+        n = chat.jitagent.n if chat.jitagent else None
+        if chat.stream:
+            include_usage = bool(chat.stream_options and chat.stream_options.include_usage)
+            return StreamingResponse(self._sse(pipeline, task, run_id, n, chat.model, include_usage),
+                                     media_type="text/event-stream", headers=headers)
+        cancel = CancelToken()
+        try:
+            result = await self._solve(pipeline, task, run_id, n, cancel)
+        except ApiError as exc:
+            return exc.response(headers)
+        except asyncio.CancelledError:
+            cancel.cancel()
+            raise
+        return JSONResponse(self._completion(result, chat.model), headers=headers)
+
+    async def models(self, request: Request) -> Response:
+        try:
+            self._authorize(request)
+            pipeline = self._ready()
+        except ApiError as exc:
+            return exc.response()
+        from harness_bank.views import BankViews
+
+        clusters = await asyncio.to_thread(BankViews(pipeline.bank).cluster_names)
+        names = [MODEL] + sorted(f"{MODEL}/{c.removeprefix('type:')}" for c in clusters
+                                 if c.startswith("type:"))
+        return JSONResponse({"object": "list", "data": [{"id": name, "object": "model", "created": 0,
+                                                         "owned_by": "jitagent"} for name in names]})
+
+    async def feedback(self, request: Request) -> Response:
+        """{"run_id", "reward" in [0, 1], "detail"?, "wall_s"?, "prompt_tokens"?, "completion_tokens"?}."""
+        try:
+            self._authorize(request)
+            pipeline = self._ready()
+            body = FeedbackRequest.model_validate(await self._json(request))
+        except ApiError as exc:
+            return exc.response()
+        except ValidationError as exc:
+            return ApiError(400, format_validation_error(exc)).response()
+        report = Report(body.reward, body.detail, prompt_tokens=body.prompt_tokens,
+                        completion_tokens=body.completion_tokens, wall_s=body.wall_s)
+        try:
+            done = await pipeline.report_outcome(report, run_id=body.run_id)
+        except FeedbackError as exc:
+            return ApiError(FEEDBACK_STATUS[exc.kind], str(exc), exc.field, exc.kind).response()
+        log.info(json.dumps({"event": "report", "door": "openai", "run_id": body.run_id,
+                             "harness_id": done.harness_id, "cluster": done.cluster, "reward": body.reward}))
+        return JSONResponse({"run_id": body.run_id, "cluster": done.cluster, "harness_id": done.harness_id,
+                             "promoted": done.decision.promote, "reason": done.decision.reason,
+                             "incumbent_id": done.incumbent_id})
+
+    # --- the work --------------------------------------------------------------------------
+    async def _solve(self, pipeline: JitPipeline, task, run_id: str, n: int | None,
+                     cancel: CancelToken) -> SolveResult:
+        """One task through the pipeline, admitted like a gRPC call; ApiError says why it did not finish."""
+        self.waiting += 1
+        try:
+            await self.slots.acquire()
+        finally:
+            self.waiting -= 1
+        try:
+            result = await pipeline.solve(task, run_id=run_id, n=n, cancel=cancel)
+        except Cancelled as exc:
+            raise ApiError(504, f"task {task.id}: {exc}") from None
+        except ModelError as exc:
+            raise ApiError(503, f"model back-end failed: {exc}") from None
+        except Exception:  # a bug, not the task's doing: logged whole, told without its text (host paths)
+            log.exception(json.dumps({"event": "task_crashed", "task_id": task.id, "run_id": run_id}))
+            raise ApiError(500, f"task {task.id}: the server failed on it; its log says why (run {run_id})") \
+                from None
+        finally:
+            self.slots.release()
+        run = result.run
+        log.info(json.dumps({"event": "task", "door": "openai", "task_id": task.id, "run_id": run_id,
+                             "route": result.route, "harness_id": result.harness.id,
+                             "cluster": result.cluster, "reward": run.reward if run else None,
+                             "error": run.error if run else None}))
+        return result
+
+    async def _sse(self, pipeline: JitPipeline, task, run_id: str, n: int | None, model: str,
+                   include_usage: bool) -> AsyncIterator[str]:
+        """Keep-alive comments while the pipeline works, then the answer, the end, [DONE]."""
+        cancel = CancelToken()
+        work = asyncio.ensure_future(self._solve(pipeline, task, run_id, n, cancel))
+        try:
+            while not (await asyncio.wait({work}, timeout=self.keepalive_s))[0]:
+                yield ": keep-alive\n\n"
+            try:
+                result = work.result()
+            except ApiError as exc:
+                yield _event({"error": {"message": str(exc), "type": "server_error", "param": None,
+                                        "code": exc.code}})
+                yield "data: [DONE]\n\n"
+                return
+            head = {"id": run_id, "object": "chat.completion.chunk", "created": int(time.time()),
+                    "model": model, "jitagent": jitagent_fields(result)}
+            answer = result.run.answer if result.run else None
+            delta = {"role": "assistant", "content": answer or ""}
+            yield _event(head | {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+            yield _event(head | {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+            if include_usage and (usage := usage_of(result)) is not None:
+                yield _event(head | {"choices": [], "usage": usage})
+            yield "data: [DONE]\n\n"
+        finally:  # the client went away (or the stream ended): stop the work
+            if not work.done():
+                cancel.cancel()
+                work.cancel()
+
+    def _completion(self, result: SolveResult, model: str) -> dict:
+        answer = result.run.answer if result.run else None
+        completion: dict[str, Any] = {
+            "id": result.run_id, "object": "chat.completion", "created": int(time.time()), "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": answer or ""},
+                         "finish_reason": "stop"}],
+            "jitagent": jitagent_fields(result)}
+        if (usage := usage_of(result)) is not None:
+            completion["usage"] = usage
+        return completion
+
+    # --- checks ----------------------------------------------------------------------------
+    def _authorize(self, request: Request) -> None:
+        if self._expected is None:
+            return
+        given = request.headers.get("authorization", "").encode()
+        if not hmac.compare_digest(given, self._expected):
+            raise ApiError(401, "missing or invalid bearer token", code="invalid_api_key")
+
+    def _ready(self) -> JitPipeline:
+        if (error := self.load_error()) is not None:
+            raise ApiError(503, f"the server could not start: {error}")
+        pipeline = self.pipeline()
+        if pipeline is None:
+            raise ApiError(503, "loading models and the harness bank; retry shortly")
+        return pipeline
+
+    def _admissible(self) -> None:
+        if self.slots.locked() and self.waiting >= self.max_queue:
+            raise ApiError(429, f"queue full: {self.waiting} tasks waiting (max_queue {self.max_queue}); "
+                                "retry later", code="rate_limit_exceeded")
+
+    @staticmethod
+    def _task(chat: ChatRequest):
+        options = chat.jitagent or JitOptions()
+        try:
+            return task_for(conversation_text(chat.messages), type=task_type(chat.model),
+                            expect=options.expect, verifier=options.verifier)
+        except ValueError as exc:
+            raise ApiError(400, str(exc), "messages") from None
+
+    @staticmethod
+    async def _json(request: Request) -> Any:
+        """The body as JSON, read no further than MAX_BODY_BYTES."""
+        body = bytearray()
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > MAX_BODY_BYTES:
+                raise ApiError(413, f"request body over {MAX_BODY_BYTES:,} bytes")
+        from jitagent.nesting import NestingError, json_loads
+
+        try:
+            return json_loads(body.decode())
+        except (ValueError, NestingError) as exc:
+            raise ApiError(400, f"the body is not JSON: {exc}") from None
+
+
+class FeedbackRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    run_id: str = Field(min_length=1)
+    reward: float
+    detail: str = ""
+    wall_s: float | None = None
+    prompt_tokens: int | None = Field(None, ge=0)
+    completion_tokens: int | None = Field(None, ge=0)
+
+
+class _InLoopServer(uvicorn.Server):
+    """uvicorn inside the gRPC server's event loop: that server owns SIGTERM and SIGINT and stops both."""
+
+    @contextlib.contextmanager
+    def capture_signals(self):
+        yield
+
+
+def _event(data: dict) -> str:
+    return f"data: {json.dumps(data)}\n\n"

@@ -1,0 +1,41 @@
+"""`jitagent mcp` over stdio, driven by the official MCP SDK's own client as an agent would: the tools,
+a solve verified by its expected answer, a report on an unverified one, a resource per cluster. The
+scripted model makes it a protocol test (the pipeline behind it is tested elsewhere, with real models)."""
+
+import asyncio
+import json
+import os
+import sys
+
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+
+def test_solve_report_and_cluster_resources_over_stdio_with_the_sdks_client_scripted(tmp_path):
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "jitagent", "mcp", "--meta-model", "scripted", "--no-dry-run",
+                                      "--n", "1", "--data-dir", str(tmp_path)], env=dict(os.environ))
+
+    async def main():
+        async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            tools = {t.name: t for t in (await session.list_tools()).tools}
+            assert set(tools) == {"solve", "report"}
+            assert {"task", "expect", "verifier"} <= set(tools["solve"].input_schema["properties"])
+            solved = await session.call_tool("solve", {"task": "What is 0 + 0?", "expect": "0",
+                                                       "type": "add"})
+            assert not solved.is_error, solved.content
+            result = solved.structured_content
+            assert result["answer"] == "0" and result["reward"] == 1.0 and result["cluster"] == "type:add"
+            draft = await session.call_tool("solve", {"task": "Write a haiku about rivers."})
+            draft = draft.structured_content
+            assert draft["reward"] is None  # unverified: the reporter tells
+            reported = await session.call_tool("report", {"run_id": draft["run_id"], "reward": 1.0})
+            assert not reported.is_error and reported.structured_content["harness_id"] == draft["harness_id"]
+            again = await session.call_tool("report", {"run_id": draft["run_id"], "reward": 0.0})
+            assert again.is_error and "already has an outcome" in again.content[0].text
+            resources = {r.name: r for r in (await session.list_resources()).resources}
+            assert "type:add" in resources and draft["cluster"] in resources
+            read_back = await session.read_resource(resources["type:add"].uri)
+            arms = json.loads(read_back.contents[0].text)
+            assert [a["harness_id"] for a in arms if a["runs"]] == [result["harness_id"]]
+    asyncio.run(main())

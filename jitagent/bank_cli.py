@@ -261,11 +261,16 @@ def cmd_warm(args) -> int:
                "tasks": len(tasks), "seeds": list(chosen), "not_recorded": len(skipped),
                "stats": bank.stats()}
     bank.close()
+    return _warmed(args, summary, skipped)
+
+
+def _warmed(args, summary: dict, skipped: list) -> int:
+    """What `bank warm` did; a Failure (the next call runs them again) when some runs were not recorded."""
     stats = summary["stats"]
     status = _out(args, summary, lambda: console().print(
-        f"warmed {summary['path']} with {', '.join(chosen)} on {len(tasks)} {args.split} tasks: "
-        f"{stats['outcomes']} outcomes in {stats['clusters']} clusters", soft_wrap=True))
-    if skipped:  # the work is not done: the next call runs these again
+        f"warmed {summary['path']} with {', '.join(summary['seeds'])} on {summary['tasks']} {args.split} "
+        f"tasks: {stats['outcomes']} outcomes in {stats['clusters']} clusters", soft_wrap=True))
+    if skipped:
         from jitagent.cli_common import Failure
 
         raise Failure(f"{len(skipped)} run(s) not recorded, e.g. {skipped[0].name} on {skipped[0].task.id}: "

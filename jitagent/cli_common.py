@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import argparse
 import functools
-import importlib
 import math
+import pkgutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -228,8 +228,7 @@ class FieldRange:
 
     @functools.cached_property
     def bounded(self) -> Bounded:
-        module, name = self.model.split(":")
-        info = getattr(importlib.import_module(module), name).model_fields[self.field]
+        info = pkgutil.resolve_name(self.model).model_fields[self.field]
         kind = next(t for t in (int, float) if info.annotation in (t, t | None))
         bounds = {type(m).__name__: m for m in info.metadata}
         low = bounds["Ge"].ge if "Ge" in bounds else bounds["Gt"].gt if "Gt" in bounds else None

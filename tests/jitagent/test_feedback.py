@@ -61,7 +61,8 @@ def test_three_good_reports_on_one_harness_make_the_first_incumbent(seeded_bank)
 
 def test_a_verified_run_has_its_outcome_already(seeded_bank):
     result = asyncio.run(pipeline(seeded_bank).solve(VERIFIED))
-    assert result.run.reward == 1.0 and result.bank_decision
+    # whichever arm the router drew (a multi-step seed may find no answer in the script), it was verified
+    assert result.run.reward is not None and result.bank_decision
     with pytest.raises(FeedbackError) as refused:
         report_run(seeded_bank, result.run_id, Report(0.0))
     assert refused.value.kind == "already_reported"

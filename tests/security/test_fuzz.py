@@ -38,6 +38,7 @@ TEXT = st.one_of(st.text(max_size=30), st.sampled_from(TRICKY))
 NUMBERS = {
     FieldDescriptor.TYPE_INT32: st.one_of(st.integers(-2**31, 2**31 - 1), st.integers(-3, 10)),
     FieldDescriptor.TYPE_INT64: st.one_of(st.integers(-2**63, 2**63 - 1), st.integers(-3, 10)),
+    FieldDescriptor.TYPE_UINT32: st.one_of(st.integers(0, 2**32 - 1), st.integers(0, 10)),
     FieldDescriptor.TYPE_DOUBLE: st.one_of(st.floats(), st.floats(0, 1)),
     FieldDescriptor.TYPE_BOOL: st.booleans(),
     FieldDescriptor.TYPE_ENUM: st.one_of(st.integers(0, 4), st.integers(-2**31, 2**31 - 1)),  # open enums

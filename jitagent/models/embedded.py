@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import functools
 import json
 import os
 import threading
@@ -34,10 +35,10 @@ def _load(name: str, n_ctx: int, slot: str = "default"):
     with _LOAD_LOCK:
         if (name, slot) not in _LOADED:
             # heavy: imported only when an embedded model is used
-            from jitagent.models.grammar_sampling import FastGrammarLlama
+            from jitagent.models.interruptible import InterruptibleLlama
 
-            llm = FastGrammarLlama(model_path=str(model_path(name)), n_ctx=n_ctx,
-                                   n_threads=os.cpu_count() or 2, n_batch=256, verbose=False)
+            llm = InterruptibleLlama(model_path=str(model_path(name)), n_ctx=n_ctx,
+                                     n_threads=os.cpu_count() or 2, n_batch=256, verbose=False)
             _LOADED[(name, slot)] = (llm, _MODEL_LOCKS.setdefault(name, threading.Lock()))
         return _LOADED[(name, slot)]
 
@@ -75,13 +76,16 @@ class EmbeddedModel:
         prompt = render_chatml(messages)
         grammar = (LlamaGrammar.from_json_schema(json.dumps(json_schema), verbose=False) if json_schema
                    else None)
-        with lock:
+        if not lock.acquire(timeout=_time_left(cancel)):  # another request holds it past our deadline
+            raise Cancelled(f"{self.name}: the deadline passed while waiting for the model")
+        try:
             prompt_tokens = llm.tokenize(prompt.encode(), add_bos=False, special=True)
             room = self.n_ctx - len(prompt_tokens) - 1
             if room < 8:
                 raise ModelError(f"prompt of {len(prompt_tokens)} tokens leaves no room in a "
                                  f"{self.n_ctx}-token context")
             pieces, completion_tokens, finish = [], 0, "stop"
+            llm.interrupt = functools.partial(_check, cancel, self.name, llm, len(prompt_tokens))
             stream = llm.create_completion(
                 prompt_tokens, max_tokens=min(max_tokens, room), temperature=temperature,
                 seed=seed if seed is not None else 0, stop=CHATML_STOP + list(stop or []),
@@ -92,7 +96,24 @@ class EmbeddedModel:
                 completion_tokens += 1
                 if choice.get("finish_reason"):
                     finish = choice["finish_reason"]
-                if cancel is not None and cancel.is_cancelled():
-                    stream.close()
-                    raise Cancelled(f"{self.name}: generation cancelled after {completion_tokens} tokens")
+        finally:
+            llm.interrupt = None
+            lock.release()
         return "".join(pieces), finish, Usage(len(prompt_tokens), completion_tokens)
+
+
+def _time_left(cancel: CancelToken | None) -> float:
+    """Seconds a request may wait for the model (-1: no limit, as `Lock.acquire` takes it)."""
+    if cancel is None or cancel.deadline is None:
+        return -1
+    return max(0.0, cancel.deadline - time.monotonic())
+
+
+def _check(cancel: CancelToken | None, name: str, llm, prompt_tokens: int) -> None:
+    """Called before each batch of the prompt and each generated token: a cancelled request stops there."""
+    if cancel is None or not cancel.is_cancelled():
+        return
+    at = llm.n_tokens  # tokens in the context so far (a cached prefix included)
+    where = (f"after {at} of the prompt's {prompt_tokens} tokens" if at < prompt_tokens
+             else f"after {at - prompt_tokens} generated tokens")
+    raise Cancelled(f"{name}: cancelled {where}")

@@ -71,12 +71,14 @@ async def run_units(seeds: list[str], tasks: list, model_name: str, budget_s: fl
 
 
 def per_seed(units: list[dict]) -> dict[str, dict]:
+    from jitagent.benchmark.stats import wall_percentiles
+
     by_seed: dict[str, list[dict]] = {}
     for u in units:
         by_seed.setdefault(u["seed"], []).append(u)
     return {name: {"units": len(us), "success": statistics.fmean(u["reward"] or 0.0 for u in us),
                    "out_of_budget": statistics.fmean(u["out_of_budget"] for u in us),
-                   "wall_p50": statistics.median(u["wall_s"] for u in us)}
+                   **dict(zip(("wall_p50", "wall_p99", "wall_max"), wall_percentiles(us)))}
             for name, us in by_seed.items()}
 
 
@@ -127,7 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.baseline is None:
         for name, row in per_seed(now).items():
             print(f"{name:20s} success {row['success']:.2f}  out of budget {row['out_of_budget']:.2f}  "
-                  f"wall p50 {row['wall_p50']:.1f} s  ({row['units']} units)")
+                  f"wall p50 {row['wall_p50']:.1f} p99 {row['wall_p99']:.1f} max {row['wall_max']:.1f} s  "
+                  f"({row['units']} units)")
         return 0
     lines = compare(now, read_ledger(args.baseline), args.tolerance)
     print("\n".join(lines))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import functools
 import json
 import os
 import threading
@@ -72,6 +71,8 @@ class EmbeddedModel:
     def _generate(self, messages, max_tokens, temperature, seed, stop, json_schema, cancel):
         from llama_cpp import LlamaGrammar
 
+        from jitagent.models.interruptible import Interrupted
+
         llm, lock = _load(self.name, self.n_ctx, self.slot)
         prompt = render_chatml(messages)
         grammar = (LlamaGrammar.from_json_schema(json.dumps(json_schema), verbose=False) if json_schema
@@ -85,7 +86,7 @@ class EmbeddedModel:
                 raise ModelError(f"prompt of {len(prompt_tokens)} tokens leaves no room in a "
                                  f"{self.n_ctx}-token context")
             pieces, completion_tokens, finish = [], 0, "stop"
-            llm.interrupt = functools.partial(_check, cancel, self.name, llm, len(prompt_tokens))
+            llm.stopping = cancel.is_cancelled if cancel is not None else None
             stream = llm.create_completion(
                 prompt_tokens, max_tokens=min(max_tokens, room), temperature=temperature,
                 seed=seed if seed is not None else 0, stop=CHATML_STOP + list(stop or []),
@@ -96,8 +97,13 @@ class EmbeddedModel:
                 completion_tokens += 1
                 if choice.get("finish_reason"):
                     finish = choice["finish_reason"]
+        except Interrupted:
+            at = llm.n_tokens  # tokens in the context when it stopped, a cached prefix included
+            where = (f"after {at} of the prompt's {len(prompt_tokens)} tokens" if at < len(prompt_tokens)
+                     else f"after {at - len(prompt_tokens)} generated tokens")
+            raise Cancelled(f"{self.name}: cancelled {where}") from None
         finally:
-            llm.interrupt = None
+            llm.stopping = None
             lock.release()
         return "".join(pieces), finish, Usage(len(prompt_tokens), completion_tokens)
 
@@ -107,13 +113,3 @@ def _time_left(cancel: CancelToken | None) -> float:
     if cancel is None or cancel.deadline is None:
         return -1
     return max(0.0, cancel.deadline - time.monotonic())
-
-
-def _check(cancel: CancelToken | None, name: str, llm, prompt_tokens: int) -> None:
-    """Called before each batch of the prompt and each generated token: a cancelled request stops there."""
-    if cancel is None or not cancel.is_cancelled():
-        return
-    at = llm.n_tokens  # tokens in the context so far (a cached prefix included)
-    where = (f"after {at} of the prompt's {prompt_tokens} tokens" if at < prompt_tokens
-             else f"after {at - prompt_tokens} generated tokens")
-    raise Cancelled(f"{name}: cancelled {where}")

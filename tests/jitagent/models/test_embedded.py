@@ -44,21 +44,17 @@ def test_cancel_token_stops_generation_between_tokens():
 
 
 def test_a_long_prefill_is_cut_at_the_deadline_and_the_context_still_answers():
-    """~2,700 prompt tokens are ten batches of prefill: the deadline stops it at the next batch boundary,
-    within a second on an idle machine (one batch's time on a loaded one), and the next request on the
-    same context answers as before."""
+    """~2,700 prompt tokens are ten batches of prefill, seconds on 2 cores (a minute when the machine is
+    busy): the deadline stops it within the batch it falls in, and the next request on the same context
+    answers as before."""
     model = load_model("smollm2-135m")
     short = [{"role": "user", "content": "Name a primary color."}]
     before = asyncio.run(model.complete(short, max_tokens=8)).text
     primes = ", ".join(str(n) for n in range(2, 3500) if all(n % d for d in range(2, int(n ** 0.5) + 1)))
-    one_batch = [{"role": "user", "content": primes[:700]}]  # ~256 tokens: how long a batch takes now
-    start = time.monotonic()
-    asyncio.run(model.complete(one_batch, max_tokens=1))
-    batch_s = time.monotonic() - start
-    deadline = time.monotonic() + 1.0
     long = [{"role": "user", "content": f"Sum these primes: {primes}"}]
+    deadline = time.monotonic() + 0.5
     with pytest.raises(Cancelled, match="after [0-9]+ of the prompt's [0-9]+ tokens") as stopped:
         asyncio.run(model.complete(long, max_tokens=16, cancel=CancelToken(deadline)))
     late = time.monotonic() - deadline
-    assert late < max(1.0, 1.5 * batch_s), f"stopped {late:.2f} s after the deadline: {stopped.value}"
+    assert late < 1.0, f"stopped {late:.2f} s after the deadline: {stopped.value}"
     assert asyncio.run(model.complete(short, max_tokens=8)).text == before

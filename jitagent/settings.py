@@ -64,6 +64,8 @@ SERVE = (
     ),
     Setting("--concurrency", 1, int, "tasks synthesized or executed at once"),
     Setting("--max-queue", 64, int, "tasks waiting beyond which calls get RESOURCE_EXHAUSTED"),
+    Setting("--max-concurrent", 128, int,
+            "solves open at once (Solve, Synthesize, task streams); past it calls get RESOURCE_EXHAUSTED"),
     Setting("--n", 3, int, "default candidates per synthesis"),
     Setting("--no-dry-run", False, None, "skip synthesis's dry runs"),
     Setting(

@@ -47,6 +47,7 @@ def cmd_serve(args) -> int:
         api_key=secret_from(args.api_key, args.api_key_file, "--api-key", "JITAGENT_API_KEY"),
         concurrency=args.concurrency,
         max_queue=args.max_queue,
+        max_concurrent=args.max_concurrent,
         auth_token=secret_from(args.auth_token, args.auth_token_file, "--auth-token", TOKEN_ENV),
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,

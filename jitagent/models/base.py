@@ -24,8 +24,16 @@ class Generation:
         return self.texts[0]
 
 
+UNKNOWN_USAGE = Usage(None, None)
+
+
 class Cancelled(Exception):
-    """Generation stopped because the caller cancelled or its deadline passed."""
+    """Generation stopped because the caller cancelled or its deadline passed. `usage`: what the request
+    had used when it stopped (unknown unless the back-end can tell: work was done, and it is not 0)."""
+
+    def __init__(self, message: str = "", usage: Usage = UNKNOWN_USAGE):
+        super().__init__(message)
+        self.usage = usage
 
 
 class ModelError(Exception):

@@ -60,9 +60,12 @@ class EmbeddedModel:
         start = time.monotonic()
         texts, finishes, usage = [], [], Usage()
         for i in range(n):
-            text, finish, used = await asyncio.to_thread(
-                self._generate, messages, max_tokens, temperature,
-                None if seed is None else seed + i, stop, json_schema, cancel)
+            try:
+                text, finish, used = await asyncio.to_thread(
+                    self._generate, messages, max_tokens, temperature,
+                    None if seed is None else seed + i, stop, json_schema, cancel)
+            except Cancelled as exc:  # what the earlier samples used counts too
+                raise Cancelled(str(exc), usage + exc.usage) from None
             texts.append(text)
             finishes.append(finish)
             usage = usage + used
@@ -78,7 +81,7 @@ class EmbeddedModel:
         grammar = (LlamaGrammar.from_json_schema(json.dumps(json_schema), verbose=False) if json_schema
                    else None)
         if not lock.acquire(timeout=_time_left(cancel)):  # another request holds it past our deadline
-            raise Cancelled(f"{self.name}: the deadline passed while waiting for the model")
+            raise Cancelled(f"{self.name}: the deadline passed while waiting for the model", Usage())
         try:
             prompt_tokens = llm.tokenize(prompt.encode(), add_bos=False, special=True)
             room = self.n_ctx - len(prompt_tokens) - 1
@@ -101,7 +104,8 @@ class EmbeddedModel:
             at = llm.n_tokens  # tokens in the context when it stopped, a cached prefix included
             where = (f"after {at} of the prompt's {len(prompt_tokens)} tokens" if at < len(prompt_tokens)
                      else f"after {at - len(prompt_tokens)} generated tokens")
-            raise Cancelled(f"{self.name}: cancelled {where}") from None
+            raise Cancelled(f"{self.name}: cancelled {where}",
+                            Usage(min(at, len(prompt_tokens)), completion_tokens)) from None
         finally:
             llm.stopping = None
             lock.release()

@@ -17,7 +17,7 @@ from typing import Literal
 
 import httpx
 
-from jitagent.models.base import CHATML_STOP, CancelToken, Generation, ModelError, render_chatml
+from jitagent.models.base import CHATML_STOP, Cancelled, CancelToken, Generation, ModelError, render_chatml
 from jitagent.usage import Usage
 
 
@@ -54,17 +54,22 @@ class OpenAICompatibleModel:
         if cancel is not None and cancel.deadline is not None:
             deadline = min(deadline, cancel.deadline)
         async with httpx.AsyncClient(headers=self._headers) as http:
-            texts, finishes, usage = await self._request(http, messages, max_tokens, temperature, seed, stop,
-                                                         json_schema, n, deadline)
-            # a server that ignores `n` returns one choice: ask again, one seed each
-            while len(texts) < n:
-                self._n_supported = False
-                more, fin, used = await self._request(http, messages, max_tokens, temperature,
-                                                      None if seed is None else seed + len(texts), stop,
-                                                      json_schema, 1, deadline)
-                texts += more
-                finishes += fin
-                usage = usage + used
+            try:
+                texts, finishes, usage = await self._request(http, messages, max_tokens, temperature, seed,
+                                                             stop, json_schema, n, deadline)
+                # a server that ignores `n` returns one choice: ask again, one seed each
+                while len(texts) < n:
+                    self._n_supported = False
+                    more, fin, used = await self._request(http, messages, max_tokens, temperature,
+                                                          None if seed is None else seed + len(texts), stop,
+                                                          json_schema, 1, deadline)
+                    texts += more
+                    finishes += fin
+                    usage = usage + used
+            except TimeoutError as exc:  # the run's deadline, not the server's slowness: cancelled
+                if cancel is not None and cancel.is_cancelled():
+                    raise Cancelled(str(exc)) from None  # what the server used is unknown
+                raise
         if json_schema:
             for text in texts:
                 _check_schema(text, json_schema)

@@ -57,4 +57,5 @@ def test_a_long_prefill_is_cut_at_the_deadline_and_the_context_still_answers():
         asyncio.run(model.complete(long, max_tokens=16, cancel=CancelToken(deadline)))
     late = time.monotonic() - deadline
     assert late < 1.0, f"stopped {late:.2f} s after the deadline: {stopped.value}"
+    assert stopped.value.usage.prompt_tokens > 0 and stopped.value.usage.completion_tokens == 0  # counted
     assert asyncio.run(model.complete(short, max_tokens=8)).text == before

@@ -232,3 +232,19 @@ def test_harness_timeout_is_a_genuine_outcome_but_an_outside_deadline_is_not():
     model = ScriptedModel(["```python\nimport time\ntime.sleep(30)\n```"])
     outside = asyncio.run(Runtime(model).run(load_seeds()["codeact"], ADD, deadline=time.monotonic() + 1))
     assert outside.interrupted and outside.error is not None and outside.error.startswith("stopped")
+
+
+def test_a_model_call_cut_by_the_deadline_is_counted_in_the_runs_cost():
+    import time
+
+    from jitagent.models.base import Cancelled
+    from jitagent.usage import Usage
+
+    class CutShort:
+        name = "cut"
+
+        async def complete(self, messages, **kw):
+            raise Cancelled("cut after 40 of the prompt's 90 tokens", Usage(40, 0))
+
+    result = asyncio.run(Runtime(CutShort()).run(load_seeds()["direct"], ADD, deadline=time.monotonic() + 60))
+    assert result.interrupted and (result.cost.prompt_tokens, result.cost.completion_tokens) == (40, 0)

@@ -503,11 +503,13 @@ class HarnessBank:
             return self._description_cache
 
     # --- outcomes, admission, incumbents -------------------------------------------------
-    def record_outcome(self, outcome: Outcome) -> Decision:
+    def record_outcome(self, outcome: Outcome, run: RunRecord | None = None) -> Decision:
         """Store an outcome (and its task as an experience), then run admission for its cluster.
         One transaction: a crash leaves either all of it or none of it. Admissions to one cluster
         take turns in every replica, so concurrent ones decide as they would have one after another.
-        An outcome whose delivery or run is already recorded changes nothing."""
+        An outcome whose delivery or run is already recorded changes nothing. `run`: the run it is the
+        outcome of, recorded in the same transaction (a database lost between the two would leave a run
+        without its outcome, which a retry by run id takes for the whole of it)."""
         if not 0.0 <= outcome.reward <= 1.0:
             raise BankError(f"reward must be in [0, 1], got {outcome.reward}")
         if outcome.source not in ("run", "feedback"):
@@ -519,6 +521,8 @@ class HarnessBank:
         cluster = outcome.cluster or self.cluster_for(outcome.task_text, outcome.task_type, outcome.tags)
         vector = self.embedder.embed_one(outcome.task_text)
         with self.store.transaction() as db:
+            if run is not None:
+                self._insert_run(db, run)
             self._lock_cluster(db, cluster)
             stored = db.execute(
                 "INSERT INTO outcomes (harness_id, task_id, task_digest, task_text, cluster, reward, "
@@ -545,14 +549,18 @@ class HarnessBank:
         """Keep what a run was, so that an outcome reported later by its id lands on exactly that
         run. The harness must be stored first."""
         with self.store.transaction() as db:
-            db.execute("INSERT INTO runs (id, harness_id, task_id, task_text, task_type, tags, cluster, "
-                       "route, answer, "
-                       "trace, prompt_tokens, completion_tokens, wall_s, created_at) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                       (run.run_id, run.harness_id, run.task_id, run.task_text, run.task_type,
-                        json.dumps(run.tags),
-                        run.cluster, run.route, run.answer, run.trace[:4000], run.prompt_tokens,
-                        run.completion_tokens, run.wall_s, now()))
+            self._insert_run(db, run)
+
+    @staticmethod
+    def _insert_run(db, run: RunRecord) -> None:
+        db.execute("INSERT INTO runs (id, harness_id, task_id, task_text, task_type, tags, cluster, "
+                   "route, answer, "
+                   "trace, prompt_tokens, completion_tokens, wall_s, created_at) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   (run.run_id, run.harness_id, run.task_id, run.task_text, run.task_type,
+                    json.dumps(run.tags),
+                    run.cluster, run.route, run.answer, run.trace[:4000], run.prompt_tokens,
+                    run.completion_tokens, run.wall_s, now()))
 
     def run(self, run_id: str) -> RunRecord:
         rows = self.store.query("SELECT r.*, (SELECT COUNT(*) FROM outcomes o WHERE o.run_id = r.id) AS "

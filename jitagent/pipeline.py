@@ -173,15 +173,16 @@ class JitPipeline:
         """The run under its id (feedback finds its harness, task and cluster there) and, when it was
         verified, its outcome through admission; the bank's decision, or None when there is none."""
         self.bank.add_harness(spec.model_dump(mode="json"))
-        self.bank.record_run(RunRecord(
+        record = RunRecord(
             run_id, spec.id, task.id, task.prompt, cluster, route, task.type, tuple(task.tags),
             answer=run.answer if run else None, trace=last_steps(run) if run else "",
             prompt_tokens=run.cost.prompt_tokens if run else None,
             completion_tokens=run.cost.completion_tokens if run else None,
-            wall_s=run.cost.wall_s if run else None))
+            wall_s=run.cost.wall_s if run else None)
         if not verified:
+            self.bank.record_run(record)
             return None
-        return self.bank.record_outcome(outcome_of(task, spec, run, cluster, delivery, run_id))
+        return self.bank.record_outcome(outcome_of(task, spec, run, cluster, delivery, run_id), run=record)
 
 
 def outcome_of(task: Task, spec: HarnessSpec, run: RunResult, cluster: str | None = None,

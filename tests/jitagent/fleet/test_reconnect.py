@@ -9,6 +9,7 @@ import pytest
 from redis.exceptions import RedisError
 
 from harness_bank import HarnessBank
+from harness_bank.recorded import recorded_run
 from harness_bank.store import StoreUnavailable
 from jitagent.catalog import seed_bank
 from jitagent.fleet.services import (
@@ -148,3 +149,19 @@ def test_a_replica_carries_on_through_a_postgres_restart(postgres, tmp_path):
         finally:
             await server.stop()
     asyncio.run(main())
+
+
+def test_a_run_and_its_outcome_are_recorded_together_or_not_at_all(seeded_bank, monkeypatch):
+    """The database lost between the two writes would leave a run without its outcome, which a retry by
+    run id would take for the whole of it (an unverified result): both are one transaction."""
+    def lost(*args):
+        raise StoreUnavailable("PostgreSQL at db: server closed the connection unexpectedly")
+
+    monkeypatch.setattr(seeded_bank, "_append_vector", lost)  # the outcome's last write
+    with pytest.raises(StoreUnavailable):
+        asyncio.run(pipeline(seeded_bank).solve(TASKS[0], run_id="job-7"))
+    assert recorded_run(seeded_bank, "job-7") is None and seeded_bank.stats()["outcomes"] == 0
+    monkeypatch.undo()
+    result = asyncio.run(pipeline(seeded_bank).solve(TASKS[0], run_id="job-7"))
+    recorded = recorded_run(seeded_bank, "job-7")
+    assert recorded.reward == result.run.reward == 1.0 and recorded.run.answer == result.run.answer

@@ -70,6 +70,11 @@ def new_run_id() -> str:
     return uuid.uuid4().hex
 
 
+def bank_unreachable(exc: StoreUnavailable) -> TaskFailed:
+    """UNAVAILABLE: the client's retry policy tries again, by when the bank may be back."""
+    return TaskFailed(grpc.StatusCode.UNAVAILABLE, f"the bank is unreachable: {exc}; retry")
+
+
 class JitAgentService(pb_grpc.JitAgentServicer):
     def __init__(self, metrics: Metrics, concurrency: int, max_queue: int, max_concurrent: int):
         self.pipeline: JitPipeline | None = None  # set once models and the bank are loaded
@@ -182,7 +187,7 @@ class JitAgentService(pb_grpc.JitAgentServicer):
         except ModelError as exc:
             raise TaskFailed(grpc.StatusCode.UNAVAILABLE, f"model back-end failed: {exc}") from None
         except StoreUnavailable as exc:
-            raise TaskFailed(grpc.StatusCode.UNAVAILABLE, f"the bank is unreachable: {exc}; retry") from None
+            raise bank_unreachable(exc) from None
         except TaskFailed:
             raise
         except Exception:  # a bug, not the task's doing: logged whole, told without its text (host paths)
@@ -199,7 +204,7 @@ class JitAgentService(pb_grpc.JitAgentServicer):
         try:
             found = await asyncio.to_thread(recorded_run, self._pipeline().bank, run_id)
         except StoreUnavailable as exc:
-            raise TaskFailed(grpc.StatusCode.UNAVAILABLE, f"the bank is unreachable: {exc}; retry") from None
+            raise bank_unreachable(exc) from None
         return None if found is None else pb.SolveEvent(run_id=run_id, result=recorded_to_proto(found))
 
     # --- RPCs ------------------------------------------------------------------------------

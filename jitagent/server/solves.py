@@ -88,11 +88,13 @@ class Solves:
     async def follow(self, run_id: str, named: bool, start: Callable[[], Events]) -> Events:
         """The events of the run `run_id`: the one in progress, the result of the one that is over, or
         those of a new run `start()` begins. Only a `named` (client-chosen) id can have run before."""
-        run = self.running.get(run_id)
-        if run is None or not run.joinable:
+        run = self._joinable(run_id)
+        if run is None:
             if named and (result := self.finished.get(run_id) or await self.recorded(run_id)) is not None:
                 yield result
                 return
+            run = self._joinable(run_id)  # a call with the same id may have started it meanwhile
+        if run is None:
             run = self.running[run_id] = Run(start())
             run.task.add_done_callback(lambda _: self._finished(run_id, run, named))
         try:
@@ -104,6 +106,10 @@ class Solves:
                 yield result
                 return
             raise
+
+    def _joinable(self, run_id: str) -> Run | None:
+        run = self.running.get(run_id)
+        return run if run is not None and run.joinable else None
 
     def _finished(self, run_id: str, run: Run, named: bool) -> None:
         if self.running.get(run_id) is run:

@@ -175,3 +175,27 @@ def test_two_replicas_that_run_one_id_at_once_record_it_once_and_answer_alike(ma
                                                            ("job-6",))
             assert outcomes[0][0] == 1
     asyncio.run(main())
+
+
+def test_two_calls_that_arrive_at_once_under_one_id_start_one_run():
+    from jitagent.server.solves import Solves
+
+    started = []
+
+    async def recorded(run_id):  # the bank is asked first, and answering takes a while
+        await asyncio.sleep(0.05)
+
+    async def run():
+        started.append(1)
+        await asyncio.sleep(0.05)
+        yield pb.SolveEvent(run_id="job-8", result=pb.SolveResult(run_id="job-8"))
+
+    async def main():
+        solves = Solves(recorded)
+
+        async def call():
+            return [event async for event in solves.follow("job-8", True, run)]
+        first, second = await asyncio.gather(call(), call())
+        assert first == second and len(started) == 1
+        assert [e async for e in solves.follow("job-8", True, run)] == first and len(started) == 1
+    asyncio.run(main())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -41,7 +42,7 @@ class ModelError(Exception):
 
 
 class CancelToken:
-    """Checked between tokens so a cancelled request stops generating."""
+    """Checked between batches, graph nodes and tokens so a cancelled request stops generating."""
 
     def __init__(self, deadline: float | None = None):
         self._event = threading.Event()
@@ -50,8 +51,7 @@ class CancelToken:
     def cancel(self) -> None:
         self._event.set()
 
-    def is_cancelled(self) -> bool:
-        import time
+    def is_cancelled(self) -> bool:  # asked between the nodes of a batch: hundreds of times a second
         return self._event.is_set() or (self.deadline is not None and time.monotonic() > self.deadline)
 
 

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # What decides how a seed behaves on a real model: the runtime, the seeds and the tools they call.
 RUNTIME_SOURCES = ("jitagent/runtime", "seeds", "jitagent/tools.py", "jitagent/sandbox.py",
                    "jitagent/sandbox_exec.py", "jitagent/sandbox_host.py", "jitagent/models")
-DEFAULT_TASKS = dict(suite="reasoning_gym", split="final", limit=20)
+DEFAULT_TASKS = dict(suite="reasoning_gym", split="final", limit=10)  # one per type: 130 units, ~25 min
 
 
 def runtime_digest(root: Path = ROOT) -> str:
@@ -71,12 +71,14 @@ async def run_units(seeds: list[str], tasks: list, model_name: str, budget_s: fl
 
 
 def per_seed(units: list[dict]) -> dict[str, dict]:
+    from jitagent.benchmark.stats import wall_percentiles
+
     by_seed: dict[str, list[dict]] = {}
     for u in units:
         by_seed.setdefault(u["seed"], []).append(u)
     return {name: {"units": len(us), "success": statistics.fmean(u["reward"] or 0.0 for u in us),
                    "out_of_budget": statistics.fmean(u["out_of_budget"] for u in us),
-                   "wall_p50": statistics.median(u["wall_s"] for u in us)}
+                   **dict(zip(("wall_p50", "wall_p99", "wall_max"), wall_percentiles(us)))}
             for name, us in by_seed.items()}
 
 
@@ -109,7 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=DEFAULT_TASKS["limit"], help="tasks, spread over types")
     parser.add_argument("--budget-s", type=float, default=30.0, help="wall budget per unit, every seed")
     parser.add_argument("--model", default="qwen2.5-coder-0.5b", help="the solver")
-    parser.add_argument("--tolerance", type=float, default=0.15,
+    # 10 tasks a seed: 0.25 lets 2 units move (another machine's speed, a sampled seed's draw) and
+    # still flags the regression of issue 20 (out of budget 4 of 42 -> 43 of 56)
+    parser.add_argument("--tolerance", type=float, default=0.25,
                         help="allowed drop in success / rise in out-of-budget share per seed")
     args = parser.parse_args(argv)
     from jitagent.catalog import load_seeds
@@ -127,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.baseline is None:
         for name, row in per_seed(now).items():
             print(f"{name:20s} success {row['success']:.2f}  out of budget {row['out_of_budget']:.2f}  "
-                  f"wall p50 {row['wall_p50']:.1f} s  ({row['units']} units)")
+                  f"wall p50 {row['wall_p50']:.1f} p99 {row['wall_p99']:.1f} max {row['wall_max']:.1f} s  "
+                  f"({row['units']} units)")
         return 0
     lines = compare(now, read_ledger(args.baseline), args.tolerance)
     print("\n".join(lines))

@@ -192,15 +192,19 @@ class HarnessBank:
         return self.retrieval.arm_evidence(query, cluster, references, self.retired(cluster))
 
     # --- outcomes and runs ---------------------------------------------------------------
-    def record_outcome(self, outcome: Outcome) -> Decision:
+    def record_outcome(self, outcome: Outcome, run: RunRecord | None = None) -> Decision:
         """Store an outcome (and its task as an experience), then run admission for its cluster.
         One transaction: a crash leaves either all of it or none of it. Admissions to one cluster
         take turns in every replica, so concurrent ones decide as they would have one after another.
-        An outcome whose delivery or run is already recorded changes nothing."""
+        An outcome whose delivery or run is already recorded changes nothing. `run`: the run it is the
+        outcome of, recorded in the same transaction (a database lost between the two would leave a run
+        without its outcome, which a retry by run id takes for the whole of it)."""
         self._validate(outcome)
         cluster = outcome.cluster or self.cluster_for(outcome.task_text, outcome.task_type, outcome.tags)
         vector = self.embedder.embed_one(outcome.task_text)
         with self.store.transaction() as db:
+            if run is not None:
+                _insert_run(db, run)
             self.incumbency.lock_cluster(db, cluster)
             row = {"harness_id": outcome.harness_id, "task_id": outcome.task_id,
                    "task_digest": digest(outcome.task_text), "task_text": outcome.task_text,
@@ -235,12 +239,7 @@ class HarnessBank:
         """Keep what a run was, so that an outcome reported later by its id lands on exactly that
         run. The harness must be stored first."""
         with self.store.transaction() as db:
-            row = {"id": run.run_id, "harness_id": run.harness_id, "task_id": run.task_id,
-                   "task_text": run.task_text, "task_type": run.task_type, "tags": json.dumps(run.tags),
-                   "cluster": run.cluster, "route": run.route, "answer": run.answer,
-                   "trace": run.trace[:4000], "prompt_tokens": run.prompt_tokens,
-                   "completion_tokens": run.completion_tokens, "wall_s": run.wall_s, "created_at": now()}
-            db.execute(insert("runs", row), tuple(row.values()))
+            _insert_run(db, run)
 
     def run(self, run_id: str) -> RunRecord:
         rows = self.store.query(
@@ -332,3 +331,12 @@ class HarnessBank:
                 "candidates": count("SELECT COUNT(*) FROM candidates"), "index_size": self.index.size,
                 "index_kind": self.index.kind, "db_bytes": self.store.size_bytes(),
                 "schema_version": self.store.version}
+
+
+def _insert_run(db, run: RunRecord) -> None:
+    row = {"id": run.run_id, "harness_id": run.harness_id, "task_id": run.task_id,
+           "task_text": run.task_text, "task_type": run.task_type, "tags": json.dumps(run.tags),
+           "cluster": run.cluster, "route": run.route, "answer": run.answer,
+           "trace": run.trace[:4000], "prompt_tokens": run.prompt_tokens,
+           "completion_tokens": run.completion_tokens, "wall_s": run.wall_s, "created_at": now()}
+    db.execute(insert("runs", row), tuple(row.values()))

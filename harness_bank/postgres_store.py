@@ -3,6 +3,11 @@
 Writers that must take turns (admissions to one cluster, appends to the vector log, migrations)
 hold a transaction-scoped advisory lock on a key. A commit that added vectors sends a NOTIFY; each
 replica LISTENs and brings its own faiss index up to date from the vector log.
+
+A server that restarts or goes away for a while costs a replica no restart: a pooled connection is
+checked as it is taken (one that died with the server is replaced), a call waits up to
+CONNECT_TIMEOUT_S for a connection while the server comes back, and one that fails for a lost
+connection raises StoreUnavailable, which callers treat as "retry", not as a bug.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from functools import lru_cache
 
 import psycopg
 from psycopg.types.numeric import FloatLoader
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from harness_bank.store import Store, StoreUnavailable, describe
 
@@ -80,18 +85,29 @@ class PostgresStore(Store):
                                    "login" if login else "unreachable") from None
         self.pool = ConnectionPool(url, min_size=1, max_size=POOL_SIZE, open=False, configure=_configure,
                                    kwargs={"autocommit": True, "row_factory": row_factory},
+                                   check=ConnectionPool.check_connection, timeout=CONNECT_TIMEOUT_S,
                                    name="jitagent-bank")
         self.pool.open(wait=True, timeout=CONNECT_TIMEOUT_S)
         self._migrate()
 
     @contextmanager
     def transaction(self):
-        with self.pool.connection() as conn, conn.transaction():
+        with self._reachable(), self.pool.connection() as conn, conn.transaction():
             yield Session(conn)
 
     def query(self, sql: str, params: tuple = ()) -> list[Row]:
-        with self.pool.connection() as conn:
+        with self._reachable(), self.pool.connection() as conn:
             return conn.execute(pyformat(sql), params).fetchall()
+
+    @contextmanager
+    def _reachable(self):
+        """A lost connection or a server that does not answer is StoreUnavailable; nothing was written
+        (or, when the connection died during the commit, perhaps everything: the bank's writes are
+        keyed by run and delivery, so retrying one is safe)."""
+        try:
+            yield
+        except (psycopg.OperationalError, PoolTimeout) as exc:
+            raise StoreUnavailable(f"PostgreSQL at {describe(self.url)}: {first_line(exc)}") from exc
 
     def lock(self, db: Session, key: str) -> None:
         db.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (key,))

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
+import uuid
 from collections.abc import AsyncIterable, AsyncIterator
 
 import grpc
@@ -15,10 +17,25 @@ from jitagent.v1 import jitagent_pb2 as pb
 from jitagent.v1 import jitagent_pb2_grpc as pb_grpc
 from jitagent.wire import task_to_proto
 
+# The client's retry policy: a call that ends UNAVAILABLE (no server listening yet, a replica gone, a
+# server still loading, its bank or model server unreachable) is tried again, up to 5 times in all with
+# backoff; no other status is retried. gRPC retries a streaming call only until its first response has
+# arrived; a Solve cut off later is retried by calling it again with the same request id (every Solve
+# carries one), which returns the first run's result and never runs the task twice.
+SERVICE_CONFIG = {"methodConfig": [{
+    "name": [{"service": "jitagent.v1.JitAgent"}],
+    "retryPolicy": {"maxAttempts": 5, "initialBackoff": "0.2s", "maxBackoff": "5s", "backoffMultiplier": 2,
+                    "retryableStatusCodes": ["UNAVAILABLE"]}}]}
 
-def channel_options(max_message_mb: int) -> list[tuple[str, int]]:
+
+def channel_options(max_message_mb: int) -> list[tuple[str, int | str]]:
     return [("grpc.max_receive_message_length", max_message_mb << 20),
-            ("grpc.max_send_message_length", max_message_mb << 20)]
+            ("grpc.max_send_message_length", max_message_mb << 20),
+            ("grpc.enable_retries", 1), ("grpc.service_config", json.dumps(SERVICE_CONFIG))]
+
+
+def new_request_id() -> str:
+    return uuid.uuid4().hex
 
 
 def report_request(run_id: str, reward: float, detail: str, prompt_tokens: int | None,
@@ -87,24 +104,37 @@ class JitAgentClient:
         request = pb.SynthesizeRequest(tasks=[task_to_proto(t) for t in tasks], n=n)
         return await self.stub.Synthesize(request, timeout=timeout, metadata=self.metadata)
 
-    def solve(self, task: Task | str, n: int = 0, timeout: float | None = None):
+    def solve(
+        self, task: Task | str, n: int = 0, timeout: float | None = None, request_id: str | None = None
+    ):
         """Route, synthesize if need be, execute and verify one task: a stream of `SolveEvent`s, the
-        last one the result. Iterate with `async for`; `cancel()` on the call stops the server's work."""
-        return self.stub.Solve(pb.SolveRequest(task=task_to_proto(task), n=n), timeout=timeout,
-                               metadata=self.metadata)
+        last one the result. Iterate with `async for`; `cancel()` on the call stops the server's work.
+        `request_id` (default: a new one) names the run: calling again with it returns that run's result."""
+        request = pb.SolveRequest(task=task_to_proto(task), n=n, request_id=request_id or new_request_id())
+        return self.stub.Solve(request, timeout=timeout, metadata=self.metadata)
 
-    async def stream(self, tasks: AsyncIterable[Task] | list[Task], n: int = 0,
-                     timeout: float | None = None) -> AsyncIterator[pb.StreamTasksResponse]:
+    async def solve_result(
+        self, task: Task | str, n: int = 0, timeout: float | None = None, request_id: str | None = None
+    ) -> pb.SolveResult:
+        """`solve`, waiting for the result only."""
+        async for event in self.solve(task, n, timeout, request_id):
+            if event.HasField("result"):
+                return event.result
+        raise RuntimeError("the server ended the Solve stream without a result")
+
+    async def stream(
+        self, tasks: AsyncIterable[Task] | list[Task], n: int = 0, timeout: float | None = None
+    ) -> AsyncIterator[pb.StreamTasksResponse]:
         """Many tasks, one response each, in order; the bank learns from each before the next runs.
         A failed task's response carries `error` (a google.rpc.Status) and the stream goes on."""
 
         async def requests():
             if isinstance(tasks, list):
                 for t in tasks:
-                    yield pb.StreamTasksRequest(task=task_to_proto(t), n=n)
+                    yield pb.StreamTasksRequest(task=task_to_proto(t), n=n, request_id=new_request_id())
             else:
                 async for t in tasks:
-                    yield pb.StreamTasksRequest(task=task_to_proto(t), n=n)
+                    yield pb.StreamTasksRequest(task=task_to_proto(t), n=n, request_id=new_request_id())
 
         async for response in self.stub.StreamTasks(requests(), timeout=timeout, metadata=self.metadata):
             yield response

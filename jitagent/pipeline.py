@@ -245,25 +245,27 @@ class JitPipeline:
         verified, its outcome through admission; the bank's decision, or None when there is none."""
         spec = branch.spec
         self.bank.add_harness(spec.model_dump(mode="json"))
-        self.bank.record_run(RunRecord(
+        record = RunRecord(
             run_id=run_id, harness_id=spec.id, task_id=task.id, task_text=task.prompt, cluster=cluster,
             route=branch.route, task_type=task.type, tags=tuple(task.tags),
             answer=run.answer if run else None, trace=last_steps(run) if run else "",
             prompt_tokens=run.cost.prompt_tokens if run else None,
             completion_tokens=run.cost.completion_tokens if run else None,
-            wall_s=run.cost.wall_s if run else None))
+            wall_s=run.cost.wall_s if run else None)
         if not verified:
+            self.bank.record_run(record)
             return None
-        return record_verified(self.bank, task, spec, run, cluster, delivery, run_id)
+        return record_verified(self.bank, task, spec, run, cluster, delivery, run_id, record)
 
 
 def record_verified(bank: HarnessBank, task: Task, spec: HarnessSpec, run: RunResult,
                     cluster: str | None = None, delivery: str | None = None,
-                    run_id: str | None = None) -> Decision:
-    """A verified run into the bank (its harness stored first): its outcome through admission, and its task
-    among its cluster's labelled tasks, which code written for the cluster is tried on."""
+                    run_id: str | None = None, record: RunRecord | None = None) -> Decision:
+    """A verified run into the bank (its harness stored first): its outcome through admission, with its run
+    record in the same transaction where there is one, and its task among its cluster's labelled tasks,
+    which code written for the cluster is tried on."""
     cluster = cluster or bank.cluster_for(task.prompt, task.type, tuple(task.tags))
-    decision = bank.record_outcome(outcome_of(task, spec, run, cluster, delivery, run_id))
+    decision = bank.record_outcome(outcome_of(task, spec, run, cluster, delivery, run_id), run=record)
     bank.workshop.record_labelled(cluster, task.id, task.model_dump(mode="json", exclude_defaults=True))
     return decision
 

@@ -287,23 +287,34 @@ async def _read_bounded(stream: asyncio.StreamReader, cap: int) -> tuple[bytes, 
 
 async def run_confined(argv: list[str], workspace: Workspace, limits: SandboxLimits, *,
                        stdin: str | None = None, deadline: float | None = None) -> ExecResult:
-    """Run argv confined to the workspace. `deadline` (time.monotonic) caps the wall clock too."""
-    wall = limits.wall_s
-    if deadline is not None:
-        wall = max(0.05, min(wall, deadline - time.monotonic()))
+    """Run argv confined to the workspace. `deadline` (time.monotonic) caps the wall clock too: the limit
+    is at most the time left when the program starts, and past the deadline nothing starts."""
+    if _time_left(limits, deadline) <= 0:
+        return _out_of_time()
     use_bwrap = await asyncio.to_thread(bwrap_works)
     with leased_uid() as uid:
         cgroup = RunCgroup(limits.memory_mb << 20, limits.processes + LAUNCH_PROCESSES)
         try:
             await asyncio.to_thread(workspace._hand_over, uid)
             config = _launcher_config(workspace, limits, uid, cgroup.joins, use_bwrap)
-            result = await _launch(argv, config, cgroup, stdin, wall, limits.output_bytes)
+            wall = _time_left(limits, deadline)  # the setup took some of it
+            result = (await _launch(argv, config, cgroup, stdin, wall, limits.output_bytes) if wall > 0
+                      else _out_of_time())
         finally:
             cgroup.kill()  # nothing of the run outlives it, nor holds its uid for the next one
             await asyncio.to_thread(workspace._clear_scratch)  # up to 16,384 entries: off the event loop
     if workspace.disk_capped:
         result.confinement.append("disk")
     return result
+
+
+def _time_left(limits: SandboxLimits, deadline: float | None) -> float:
+    return limits.wall_s if deadline is None else min(limits.wall_s, deadline - time.monotonic())
+
+
+def _out_of_time() -> ExecResult:
+    """What a program comes to that had no time left to start: it was not started."""
+    return ExecResult(returncode=-9, stdout="", stderr="", wall_s=0.0, timed_out=True)
 
 
 async def _launch(argv: list[str], config: dict, cgroup: RunCgroup, stdin: str | None, wall: float,

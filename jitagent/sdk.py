@@ -19,7 +19,7 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from jitagent import DEFAULT_ADDRESS
-from jitagent.client import channel_options, report_request
+from jitagent.client import channel_options, new_request_id, report_request
 from jitagent.tasks import Task, VerifierSpec, task_for
 from jitagent.v1 import jitagent_pb2 as pb
 from jitagent.v1 import jitagent_pb2_grpc as pb_grpc
@@ -155,14 +155,15 @@ class JitAgent:
 
     def solve(self, task: str | Task, *, expect: str | float | None = None,
               verifier: dict | VerifierSpec | None = None, type: str | None = None, n: int = 0,
-              timeout: float | None = None) -> Solved:
+              timeout: float | None = None, request_id: str | None = None) -> Solved:
         """Solve one task and return the result. `expect`: the answer that is right (a number is
         compared numerically, anything else exactly); `verifier`: any verifier instead (e.g.
         {"kind": "regex", "pattern": "..."}); neither: unverified. `type` decides the task's
-        cluster. `n`: candidates if the server synthesizes (0: its default)."""
+        cluster. `n`: candidates if the server synthesizes (0: its default). `request_id` (default: a
+        new one) names the run: solving again with it returns that run's result, never a second run."""
         if isinstance(task, str):
             task = task_for(task, type=type, expect=expect, verifier=verifier)
-        request = pb.SolveRequest(task=task_to_proto(task), n=n)
+        request = pb.SolveRequest(task=task_to_proto(task), n=n, request_id=request_id or new_request_id())
         try:
             for event in self.stub.Solve(request, timeout=timeout or self.timeout, metadata=self.metadata):
                 if event.HasField("result"):

@@ -78,6 +78,8 @@ SERVE = (
     Setting("--concurrency", 1, FieldRange(SERVER, "concurrency"), "tasks synthesized or executed at once"),
     Setting("--max-queue", 64, FieldRange(SERVER, "max_queue"),
             "tasks waiting beyond which calls get RESOURCE_EXHAUSTED"),
+    Setting("--max-concurrent", 128, FieldRange(SERVER, "max_concurrent"),
+            "solves open at once (Solve, Synthesize, task streams); past it calls get RESOURCE_EXHAUSTED"),
     Setting("--n", 3, CANDIDATES, "candidates per synthesis where a call leaves n unset"),
     Setting("--no-dry-run", False, None, "skip synthesis's dry runs"),
     Setting("--auth-token-file", None, Path,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from harness_bank.router import ROUTES
 from jitagent.benchmark.ledger import Ledger, total_tokens
-from jitagent.benchmark.stats import HINDSIGHT, best_fixed, hindsight_rows, summarize
+from jitagent.benchmark.stats import HINDSIGHT, best_fixed, hindsight_rows, summarize, wall_percentiles
 from jitagent.usage import known_sum
 
 JIT_ARMS = ("jit_tools", "jit_tools_small", "jit_tools_unverified", "jit_warm", "jit_stream", "jit_static")
@@ -51,6 +51,21 @@ def per_type(ledger: Ledger, arms: list[str], extra: dict[str, list[dict]] | Non
     for arm, by_type in cells.items():
         lines.append(f"| {arm} | " + " | ".join(f"{statistics.fmean(by_type[t]):.2f}" if by_type[t] else "-"
                                                 for t in types) + " |")
+    return "\n".join(lines)
+
+
+def wall_times(ledger: Ledger, arms: list[str], budget_s: float,
+               extra: dict[str, list[dict]] | None = None) -> str:
+    """Each arm's unit wall time against the per-unit budget: a deadline that holds keeps p99 and the
+    maximum near the budget."""
+    lines = [f"| arm | units | wall p50 s | p99 s | max s | over the {budget_s:g} s budget |",
+             "|---|---|---|---|---|---|"]
+    for arm in arms:
+        units = (extra or {}).get(arm) or ledger.rows(arm)
+        if units:
+            p50, p99, most = wall_percentiles(units)
+            over = sum(r["wall_s"] > budget_s for r in units)
+            lines.append(f"| {arm} | {len(units)} | {p50:.1f} | {p99:.1f} | {most:.1f} | {over} |")
     return "\n".join(lines)
 
 
@@ -154,6 +169,8 @@ def report(bench, command: str) -> str:
                  f"{sum(r['wall_s'] for r in units) / 60:.1f} min\n\n{markdown(warm)}\n\n")
     text += tools_section(bench, rows)
     text += f"Unit wall time per phase: {phases(ledger)}\n\n"
+    text += (f"Unit wall time against the budget:\n\n"
+             f"{wall_times(ledger, [r['arm'] for r in rows], bench.config.budget_s, extra)}\n\n")
     text += "\n".join(f"![{p.stem}]({p})\n\n`{command}`" for p in images)
     screen = summarize(ledger, [f"score:{n}" for n in bench.seeds])
     if screen:

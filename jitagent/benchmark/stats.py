@@ -77,6 +77,14 @@ def hindsight_rows(ledger: Ledger) -> tuple[list[dict], dict[str, str]]:
     return rows, {t: a.removeprefix("fixed:") for t, a in choice.items()}
 
 
+def wall_percentiles(units: list[dict]) -> tuple[float, float, float]:
+    """p50, p99 and the maximum of the units' wall seconds (p99 interpolated between the two nearest)."""
+    walls = sorted(r["wall_s"] for r in units)
+    if len(walls) == 1:
+        return walls[0], walls[0], walls[0]
+    return (statistics.median(walls), statistics.quantiles(walls, n=100, method="inclusive")[98], walls[-1])
+
+
 def summarize(ledger: Ledger, arms: list[str], extra: dict[str, list[dict]] | None = None) -> list[dict]:
     """One row per arm that ran. `extra`: derived arms (the hindsight oracle) by name."""
     baseline_arm = best_fixed(ledger)

@@ -131,7 +131,8 @@ def cmd_put(args) -> int:
     tasks = tasks[:args.limit] if args.limit else tasks
 
     async def put(queue):
-        for entry, task in zip(await queue.put([t.model_dump_json() for t in tasks]), tasks):
+        once = [t.id for t in tasks] if args.once else None
+        for entry, task in zip(await queue.put([t.model_dump_json() for t in tasks], once), tasks):
             print(json.dumps({"entry": entry, "task_id": task.id}))
     return _with_queue(args, put)
 
@@ -191,6 +192,8 @@ def add_commands(sub) -> None:
     q.add_argument("--split", choices=["learn", "score", "final"],
                    help="only the suite's tasks of this split")
     q.add_argument("--limit", type=COUNT, help="only the first N tasks")
+    q.add_argument("--once", action="store_true", help="a task whose id was put in the last day is not put "
+                                                       "again (its first entry is printed): safe to retry")
     q.set_defaults(func=cmd_put)
     q = cmds.add_parser("results", help="results as JSON lines (--dead: the dead letters)", parents=shared)
     q.add_argument("--dead", action="store_true", help="the dead letters instead of the results")

@@ -64,32 +64,62 @@ def _user_exists(name: str) -> bool:
     return True
 
 
+class PostgresCluster:
+    """A fresh cluster under a temp dir: its `url` names its `postgres` database (role `jitagent`, trust
+    auth on 127.0.0.1 only). `settings`: server settings, e.g. FAST_UNSAFE for tests. Its cluster_name
+    marks it throwaway (jitagent.paths.is_throwaway): the scripted model may write there."""
+
+    def __init__(self, settings: dict[str, str] | None = None):
+        if problem := postgres_missing():
+            raise RuntimeError(problem)
+        self.root = Path(tempfile.mkdtemp(prefix="jitagent-pg-"))
+        self.as_user = []
+        if os.geteuid() == 0:
+            shutil.chown(self.root, "postgres", "postgres")
+            self.as_user = ["runuser", "-u", "postgres", "--"]
+        self.data, port = self.root / "data", free_port()
+        self.options = {"listen_addresses": "127.0.0.1", "port": str(port),
+                        "unix_socket_directories": str(self.root), "cluster_name": THROWAWAY_CLUSTER,
+                        **(settings or {})}
+        self.url = f"postgresql://jitagent@127.0.0.1:{port}/postgres"
+        try:
+            _run([*self.as_user, postgres_binary("initdb"), "-D", str(self.data), "-U", "jitagent",
+                  "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions"])
+        except BaseException:
+            self.remove()
+            raise
+
+    def _ctl(self, *args: str) -> None:
+        _run([*self.as_user, postgres_binary("pg_ctl"), "-D", str(self.data), *args])
+
+    def start(self) -> None:
+        self._ctl("-l", str(self.root / "log"), "-w", "-t", "60",
+                  "-o", " ".join(f"-c {k}={v}" for k, v in self.options.items()), "start")
+
+    def stop(self, mode: str = "immediate") -> None:
+        """`immediate`: as a crash would stop it (no checkpoint; recovery on the next start)."""
+        self._ctl("-m", mode, "-w", "stop")
+
+    def restart(self, mode: str = "immediate") -> None:
+        self.stop(mode)
+        self.start()
+
+    def remove(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
 @contextmanager
 def local_postgres(settings: dict[str, str] | None = None) -> Iterator[str]:
-    """A fresh cluster; yields the URL of its `postgres` database (role `jitagent`, trust auth on
-    127.0.0.1 only). `settings`: server settings, e.g. FAST_UNSAFE for tests. Its cluster_name marks it
-    throwaway (jitagent.paths.is_throwaway): the scripted model may write there."""
-    if problem := postgres_missing():
-        raise RuntimeError(problem)
-    root = Path(tempfile.mkdtemp(prefix="jitagent-pg-"))
-    as_user = []
-    if os.geteuid() == 0:
-        shutil.chown(root, "postgres", "postgres")
-        as_user = ["runuser", "-u", "postgres", "--"]
-    data, port = root / "data", free_port()
-    options = {"listen_addresses": "127.0.0.1", "port": str(port), "unix_socket_directories": str(root),
-               "cluster_name": THROWAWAY_CLUSTER, **(settings or {})}
+    """A fresh cluster, started; yields its URL (see PostgresCluster)."""
+    cluster = PostgresCluster(settings)
     try:
-        _run([*as_user, postgres_binary("initdb"), "-D", str(data), "-U", "jitagent", "--auth=trust",
-              "-E", "UTF8", "--no-sync", "--no-instructions"])
-        _run([*as_user, postgres_binary("pg_ctl"), "-D", str(data), "-l", str(root / "log"), "-w", "-t", "60",
-              "-o", " ".join(f"-c {k}={v}" for k, v in options.items()), "start"])
+        cluster.start()
         try:
-            yield f"postgresql://jitagent@127.0.0.1:{port}/postgres"
+            yield cluster.url
         finally:
-            _run([*as_user, postgres_binary("pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"])
+            cluster.stop()
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        cluster.remove()
 
 
 def create_database(url: str, name: str) -> str:
@@ -101,38 +131,66 @@ def create_database(url: str, name: str) -> str:
     return url.rsplit("/", 1)[0] + "/" + name
 
 
+class RedisServer:
+    """A redis-server on a free loopback port under a temp dir. `appendonly`: keep an append-only file
+    there, so that a restart keeps the streams (else it keeps nothing on disk). `password`: required of
+    clients, kept in a config file, not in the server's argv."""
+
+    def __init__(self, appendonly: bool = False, password: str | None = None):
+        if problem := redis_missing():
+            raise RuntimeError(problem)
+        self.root = Path(tempfile.mkdtemp(prefix="jitagent-redis-"))
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        config = self.root / "redis.conf"
+        config.write_text(f"requirepass {password}\n" if password else "")
+        config.chmod(0o600)
+        self.argv = ["redis-server", str(config), "--port", str(self.port), "--bind", "127.0.0.1",
+                     "--dir", str(self.root),
+                     "--save", "", "--appendonly", "yes" if appendonly else "no",
+                     "--logfile", str(self.root / "log")]
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(self.argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
+                    s.sendall(b"PING\r\n")
+                    if s.recv(16).startswith((b"+PONG", b"-NOAUTH")):  # it answers: up
+                        return
+            except OSError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    log = (self.root / "log").read_text()[-500:]
+                    raise RuntimeError(f"redis-server did not start: {log}") from None
+                time.sleep(0.05)
+
+    def stop(self) -> None:
+        """SIGTERM: redis-server writes out what it holds and exits."""
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(30)
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def remove(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
 @contextmanager
 def local_redis(password: str | None = None) -> Iterator[str]:
     """A fresh redis-server that keeps nothing on disk; yields its URL (without the password, which a
     client must then bring: tests of a refused login)."""
-    if problem := redis_missing():
-        raise RuntimeError(problem)
-    root = Path(tempfile.mkdtemp(prefix="jitagent-redis-"))
-    port = free_port()
-    config = root / "redis.conf"  # a password in a file, not in the server's argv
-    config.write_text(f"requirepass {password}\n" if password else "")
-    config.chmod(0o600)
-    server = subprocess.Popen(["redis-server", str(config), "--port", str(port), "--bind", "127.0.0.1",
-                               "--dir", str(root), "--save", "", "--appendonly", "no", "--logfile",
-                               str(root / "log")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = RedisServer(password=password)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
-                    s.sendall(b"PING\r\n")
-                    if s.recv(16).startswith((b"+PONG", b"-NOAUTH")):  # it answers: up
-                        break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    log = (root / "log").read_text()[-500:]
-                    raise RuntimeError(f"redis-server did not start: {log}") from None
-                time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}/0"
+        server.start()
+        yield server.url
     finally:
-        server.terminate()
-        server.wait(30)
-        shutil.rmtree(root, ignore_errors=True)
+        server.stop()
+        server.remove()
 
 
 def _run(argv: list[str]) -> None:

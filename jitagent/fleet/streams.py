@@ -1,10 +1,12 @@
 """A task queue on Redis Streams: tasks in, results and dead letters out, one consumer group.
 
 Keys, from the tasks stream's name S: `S` (tasks), `S:results`, `S:dead` (entries delivered more
-than K times, with their last error) and `S:errors` (a hash: an entry's last error while it is
-retried). Settling an entry — adding its result or dead letter and acknowledging it — is one Lua
-script that only the consumer holding the entry gets to run: a worker that lost its entry to a
-reclaim writes nothing, so a task has one result however often it was delivered.
+than K times, with their last error), `S:errors` (a hash: an entry's last error while it is
+retried) and `S:request:ID` (the entry that a put with request id ID added, kept for a day: a put
+retried after a lost reply adds nothing twice). Settling an entry — adding its result or dead
+letter and acknowledging it — is one Lua script that only the consumer holding the entry gets to
+run: a worker that lost its entry to a reclaim writes nothing, so a task has one result however
+often it was delivered.
 """
 
 from __future__ import annotations
@@ -22,6 +24,21 @@ redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
 redis.call('HDEL', KEYS[3], ARGV[3])
 return 1
 """
+# KEYS: tasks; ARGV: seconds a request id is kept, then request id, task, request id, task, ...
+PUT_ONCE = """
+local ids = {}
+for i = 2, #ARGV, 2 do
+  local key = KEYS[1] .. ':request:' .. ARGV[i]
+  local known = redis.call('GET', key)
+  if not known then
+    known = redis.call('XADD', KEYS[1], '*', 'task', ARGV[i + 1], 'request', ARGV[i])
+    redis.call('SET', key, known, 'EX', ARGV[1])
+  end
+  ids[#ids + 1] = known
+end
+return ids
+"""
+REQUEST_TTL_S = 86_400
 # KEYS: tasks; ARGV: group, consumer, entry ids: reset the idle time of those the consumer still holds
 TOUCH = """
 local kept = 0
@@ -51,6 +68,7 @@ class TaskQueue:
         self.results, self.dead, self.errors = f"{stream}:results", f"{stream}:dead", f"{stream}:errors"
         self._settle = client.register_script(SETTLE)
         self._touch = client.register_script(TOUCH)
+        self._put_once = client.register_script(PUT_ONCE)
 
     @classmethod
     def connect(cls, url: str, stream: str = "jitagent:tasks", group: str = "jitagent") -> TaskQueue:
@@ -71,8 +89,13 @@ class TaskQueue:
             if "BUSYGROUP" not in str(exc):
                 raise
 
-    async def put(self, tasks_json: list[str]) -> list[str]:
-        """Add tasks (each a Task as JSON) in one round trip; their entry ids."""
+    async def put(self, tasks_json: list[str], request_ids: list[str] | None = None) -> list[str]:
+        """Add tasks (each a Task as JSON) in one round trip; their entry ids. With `request_ids` (one
+        per task), a task whose request id was put in the last day is not added again: its entry id
+        then is that of the first put, so a put retried after a lost reply is safe."""
+        if request_ids is not None:
+            pairs = [part for pair in zip(request_ids, tasks_json, strict=True) for part in pair]
+            return await self._put_once(keys=[self.stream], args=[REQUEST_TTL_S, *pairs])
         async with self.redis.pipeline(transaction=True) as pipe:
             for task in tasks_json:
                 pipe.xadd(self.stream, {"task": task})

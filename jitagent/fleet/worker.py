@@ -65,9 +65,12 @@ class Worker:
                     continue
                 try:
                     entry = await self.queue.take(config.name, config.claim_idle_s, config.block_s)
-                except (redis.RedisError, OSError) as exc:
+                except (redis.RedisError, OSError) as exc:  # the client reconnects on the next command
                     log.warning(json.dumps({"event": "queue_unavailable", "error": one_line(exc)}))
                     await asyncio.wait({stopping}, timeout=config.block_s)
+                    if "NOGROUP" in str(exc):  # a Redis that came back without its data: begin anew
+                        with contextlib.suppress(redis.RedisError, OSError):
+                            await self.queue.ensure_group()
                     continue
                 if entry is not None:
                     task = self.in_flight[entry.id] = asyncio.create_task(self._handle(entry))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -24,8 +25,16 @@ class Generation:
         return self.texts[0]
 
 
+UNKNOWN_USAGE = Usage(None, None)
+
+
 class Cancelled(Exception):
-    """Generation stopped because the caller cancelled or its deadline passed."""
+    """Generation stopped because the caller cancelled or its deadline passed. `usage`: what the request
+    had used when it stopped (unknown unless the back-end can tell: work was done, and it is not 0)."""
+
+    def __init__(self, message: str = "", usage: Usage = UNKNOWN_USAGE):
+        super().__init__(message)
+        self.usage = usage
 
 
 class ModelError(Exception):
@@ -33,7 +42,7 @@ class ModelError(Exception):
 
 
 class CancelToken:
-    """Checked between tokens so a cancelled request stops generating."""
+    """Checked between batches, graph nodes and tokens so a cancelled request stops generating."""
 
     def __init__(self, deadline: float | None = None):
         self._event = threading.Event()
@@ -47,8 +56,7 @@ class CancelToken:
         self.deadline = min((d for d in (self.deadline, *deadlines) if d is not None), default=None)
         return self
 
-    def is_cancelled(self) -> bool:
-        import time
+    def is_cancelled(self) -> bool:  # asked between the nodes of a batch: hundreds of times a second
         return self._event.is_set() or (self.deadline is not None and time.monotonic() > self.deadline)
 
 

@@ -34,10 +34,10 @@ def _load(name: str, n_ctx: int, slot: str = "default"):
     with _LOAD_LOCK:
         if (name, slot) not in _LOADED:
             # heavy: imported only when an embedded model is used
-            from jitagent.models.grammar_sampling import FastGrammarLlama
+            from jitagent.models.interruptible import InterruptibleLlama
 
-            llm = FastGrammarLlama(model_path=str(model_path(name)), n_ctx=n_ctx,
-                                   n_threads=os.cpu_count() or 2, n_batch=256, verbose=False)
+            llm = InterruptibleLlama(model_path=str(model_path(name)), n_ctx=n_ctx,
+                                     n_threads=os.cpu_count() or 2, n_batch=256, verbose=False)
             _LOADED[(name, slot)] = (llm, _MODEL_LOCKS.setdefault(name, threading.Lock()))
         return _LOADED[(name, slot)]
 
@@ -60,9 +60,12 @@ class EmbeddedModel:
         start = time.monotonic()
         texts, finishes, usage = [], [], Usage()
         for i in range(n):
-            text, finish, used = await asyncio.to_thread(
-                self._generate, messages, max_tokens, temperature,
-                None if seed is None else seed + i, stop, json_schema, cancel)
+            try:
+                text, finish, used = await asyncio.to_thread(
+                    self._generate, messages, max_tokens, temperature,
+                    None if seed is None else seed + i, stop, json_schema, cancel)
+            except Cancelled as exc:  # what the earlier samples used counts too
+                raise Cancelled(str(exc), usage + exc.usage) from None
             texts.append(text)
             finishes.append(finish)
             usage = usage + used
@@ -71,17 +74,22 @@ class EmbeddedModel:
     def _generate(self, messages, max_tokens, temperature, seed, stop, json_schema, cancel):
         from llama_cpp import LlamaGrammar
 
+        from jitagent.models.interruptible import Interrupted
+
         llm, lock = _load(self.name, self.n_ctx, self.slot)
         prompt = render_chatml(messages)
         grammar = (LlamaGrammar.from_json_schema(json.dumps(json_schema), verbose=False) if json_schema
                    else None)
-        with lock:
+        if not lock.acquire(timeout=_time_left(cancel)):  # another request holds it past our deadline
+            raise Cancelled(f"{self.name}: the deadline passed while waiting for the model", Usage())
+        try:
             prompt_tokens = llm.tokenize(prompt.encode(), add_bos=False, special=True)
             room = self.n_ctx - len(prompt_tokens) - 1
             if room < 8:
                 raise ModelError(f"prompt of {len(prompt_tokens)} tokens leaves no room in a "
                                  f"{self.n_ctx}-token context")
             pieces, completion_tokens, finish = [], 0, "stop"
+            llm.stopping = cancel.is_cancelled if cancel is not None else None
             stream = llm.create_completion(
                 prompt_tokens, max_tokens=min(max_tokens, room), temperature=temperature,
                 seed=seed if seed is not None else 0, stop=CHATML_STOP + list(stop or []),
@@ -92,7 +100,20 @@ class EmbeddedModel:
                 completion_tokens += 1
                 if choice.get("finish_reason"):
                     finish = choice["finish_reason"]
-                if cancel is not None and cancel.is_cancelled():
-                    stream.close()
-                    raise Cancelled(f"{self.name}: generation cancelled after {completion_tokens} tokens")
+        except Interrupted:
+            at = llm.n_tokens  # tokens in the context when it stopped, a cached prefix included
+            where = (f"after {at} of the prompt's {len(prompt_tokens)} tokens" if at < len(prompt_tokens)
+                     else f"after {at - len(prompt_tokens)} generated tokens")
+            raise Cancelled(f"{self.name}: cancelled {where}",
+                            Usage(min(at, len(prompt_tokens)), completion_tokens)) from None
+        finally:
+            llm.stopping = None
+            lock.release()
         return "".join(pieces), finish, Usage(len(prompt_tokens), completion_tokens)
+
+
+def _time_left(cancel: CancelToken | None) -> float:
+    """Seconds a request may wait for the model (-1: no limit, as `Lock.acquire` takes it)."""
+    if cancel is None or cancel.deadline is None:
+        return -1
+    return max(0.0, cancel.deadline - time.monotonic())

@@ -10,13 +10,14 @@ pass for one that honours it.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Literal
 
 import httpx
 
-from jitagent.models.base import CHATML_STOP, CancelToken, Generation, ModelError, render_chatml
+from jitagent.models.base import CHATML_STOP, Cancelled, CancelToken, Generation, ModelError, render_chatml
 from jitagent.usage import Usage
 
 
@@ -49,27 +50,32 @@ class OpenAICompatibleModel:
     async def complete(self, messages, *, max_tokens=256, temperature=0.0, seed=None, stop=None,
                        json_schema=None, n=1, cancel: CancelToken | None = None) -> Generation:
         start = time.monotonic()
-        timeout = self.timeout_s
+        deadline = start + self.timeout_s
         if cancel is not None and cancel.deadline is not None:
-            timeout = max(0.1, min(timeout, cancel.deadline - time.monotonic()))
-        async with httpx.AsyncClient(timeout=timeout, headers=self._headers) as http:
-            texts, finishes, usage = await self._request(http, messages, max_tokens, temperature, seed, stop,
-                                                         json_schema, n)
-            # a server that ignores `n` returns one choice: ask again, one seed each
-            while len(texts) < n:
-                self._n_supported = False
-                more, fin, used = await self._request(http, messages, max_tokens, temperature,
-                                                      None if seed is None else seed + len(texts), stop,
-                                                      json_schema, 1)
-                texts += more
-                finishes += fin
-                usage = usage + used
+            deadline = min(deadline, cancel.deadline)
+        async with httpx.AsyncClient(headers=self._headers) as http:
+            try:
+                texts, finishes, usage = await self._request(http, messages, max_tokens, temperature, seed,
+                                                             stop, json_schema, n, deadline)
+                # a server that ignores `n` returns one choice: ask again, one seed each
+                while len(texts) < n:
+                    self._n_supported = False
+                    more, fin, used = await self._request(http, messages, max_tokens, temperature,
+                                                          None if seed is None else seed + len(texts), stop,
+                                                          json_schema, 1, deadline)
+                    texts += more
+                    finishes += fin
+                    usage = usage + used
+            except TimeoutError as exc:  # the run's deadline, not the server's slowness: cancelled
+                if cancel is not None and cancel.is_cancelled():
+                    raise Cancelled(str(exc)) from None  # what the server used is unknown
+                raise
         if json_schema:
             for text in texts:
                 _check_schema(text, json_schema)
         return Generation(texts, usage, time.monotonic() - start, self.name, finishes)
 
-    async def _request(self, http, messages, max_tokens, temperature, seed, stop, json_schema, n):
+    async def _request(self, http, messages, max_tokens, temperature, seed, stop, json_schema, n, deadline):
         body: dict = {"max_tokens": max_tokens, "temperature": temperature}
         if self.model:
             body["model"] = self.model
@@ -90,10 +96,10 @@ class OpenAICompatibleModel:
             if prefilled:
                 body.update(continue_final_message=True, add_generation_prompt=False)
         if json_schema:
-            return await self._structured(http, path, body, json_schema)
-        return _parse(await self._post(http, path, body), path)
+            return await self._structured(http, path, body, json_schema, deadline)
+        return _parse(await self._post(http, path, body, deadline), path)
 
-    async def _structured(self, http, path, body, schema):
+    async def _structured(self, http, path, body, schema, deadline):
         dialects = [self.dialect] if self.dialect != "auto" else ["json_schema", "json_object"]
         last_error = None
         for dialect in dialects:
@@ -101,19 +107,25 @@ class OpenAICompatibleModel:
                     "json_schema": {"name": "output", "schema": schema, "strict": True}}
                    if dialect == "json_schema" else {"type": "json_object", "schema": schema})
             try:
-                result = _parse(await self._post(http, path, {**body, "response_format": fmt}), path)
+                reply = await self._post(http, path, {**body, "response_format": fmt}, deadline)
             except Rejected as exc:  # perhaps the dialect; a server that is not there is not asked twice
                 last_error = exc
                 continue
             self.dialect = dialect  # remember what this server speaks
-            return result
+            return _parse(reply, path)
         raise ModelError(f"{self.name}: no structured-output dialect accepted: {last_error}")
 
-    async def _post(self, http, path, body) -> dict:
+    async def _post(self, http, path, body, deadline: float) -> dict:
+        """One request, given the time left before `deadline` (monotonic) and not a moment more: httpx's
+        own timeouts bound each read, not the whole response."""
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"{self.name}{path}: no time left before the deadline")
         try:
-            response = await http.post(self.base_url + path, json=body)
-        except httpx.TimeoutException as exc:
-            raise TimeoutError(f"{self.name}{path}: timed out") from exc
+            async with asyncio.timeout(left):
+                response = await http.post(self.base_url + path, json=body, timeout=left)
+        except (httpx.TimeoutException, TimeoutError) as exc:
+            raise TimeoutError(f"{self.name}{path}: no reply within the {left:.1f} s left") from exc
         except httpx.ConnectError as exc:
             raise Unreachable(f"cannot reach the model server at {self.base_url} "
                               f"({exc or 'connection failed'}); "

@@ -20,6 +20,7 @@ from jitagent.models.base import Cancelled, CancelToken, ModelClient, ModelError
 from jitagent.runtime import prompts
 from jitagent.runtime.actions import Action
 from jitagent.runtime.channel import last_of
+from jitagent.runtime.clipping import OBSERVATION_CHARS, head_and_tail
 from jitagent.runtime.conversation import Attempt, Conversation
 from jitagent.runtime.events import RunResult, Step, Stop
 from jitagent.runtime.memory import Memory
@@ -190,12 +191,12 @@ class Runtime:
         result = await run.call_tool(call)
         await run.emit(Step(kind="tool", text=result.output, tool=call.tool, ok=result.ok, step=talk.step,
                                   depth=talk.depth, wall_s=result.wall_s))
-        talk.tool_failed, talk.observation = not result.ok, result.output
+        talk.tool_failed, talk.observation = not result.ok, head_and_tail(result.output, OBSERVATION_CHARS)
         if call.tool in ("python", "shell"):
             talk.stdout = result.stdout
         if (answer := run.action.stdout_answer(call, result)) is not None:
             return Attempt(answer)
-        talk.tell(f"Observation:\n{result.output}")
+        talk.tell(f"Observation:\n{talk.observation}")
         return None
 
 

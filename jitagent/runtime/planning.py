@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import ClassVar
 
 from jitagent.runtime import parsing
+from jitagent.runtime.clipping import ANSWER_CHARS, head_and_tail
 from jitagent.runtime.conversation import Attempt, Conversation
 from jitagent.runtime.events import Step
 from jitagent.runtime.stage import RunContext, Stage
@@ -49,8 +50,8 @@ class Planning(Stage):
 
     async def reflect(self, run: RunContext, attempt: Attempt, number: int) -> str:
         """What the next attempt should do differently."""
-        lesson = await run.ask("reflect", 96, task=run.task.prompt, answer=attempt.answer,
-                               problem=attempt.failure)
+        answer = attempt.answer if attempt.answer is None else head_and_tail(attempt.answer, ANSWER_CHARS)
+        lesson = await run.ask("reflect", 96, task=run.task.prompt, answer=answer, problem=attempt.failure)
         await run.emit(Step(kind="reflection", text=lesson, step=number))
         return lesson
 
@@ -108,7 +109,7 @@ class Decompose(Planning, kind="decompose"):
         for i, sub in enumerate(subtasks):
             known = f"\n\nKnown so far:\n{_qa(solved)}" if solved else ""
             attempt = await solve(sub + known, depth + 1, "", seed + i + 1)
-            solved.append((sub, attempt.answer or "(no answer)"))
+            solved.append((sub, head_and_tail(attempt.answer or "(no answer)", ANSWER_CHARS)))
             await run.emit(Step(kind="subtask", text=f"{sub} -> {attempt.answer}", depth=depth + 1, step=i))
         return "Sub-questions already answered:\n" + _qa(solved) if solved else ""
 

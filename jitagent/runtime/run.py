@@ -87,9 +87,13 @@ class Run:
             raise BudgetExceeded(f"token budget exhausted (limits.max_tokens = {budget})")
         if self.cancel.is_cancelled():
             raise Cancelled("deadline exceeded or cancelled")
-        generation = await self.solver.complete(messages, max_tokens=min(max_tokens, left),
-                                                temperature=temperature, seed=seed, stop=stop,
-                                                json_schema=json_schema, cancel=self.cancel)
+        try:
+            generation = await self.solver.complete(messages, max_tokens=min(max_tokens, left),
+                                                    temperature=temperature, seed=seed, stop=stop,
+                                                    json_schema=json_schema, cancel=self.cancel)
+        except Cancelled as exc:  # a call cut short was paid for all the same
+            self.cost.add(exc.usage)
+            raise
         self.cost.add(generation.usage)
         return generation
 

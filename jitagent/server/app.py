@@ -58,6 +58,9 @@ class ServerConfig(BaseModel):
     api_key: str | None = Field(None, repr=False)  # an OpenAI-compatible endpoint's token; never logged
     concurrency: int = Field(1, ge=1, le=64, description="tasks synthesized/executed at once")
     max_queue: int = Field(64, ge=0, description="tasks waiting beyond which RESOURCE_EXHAUSTED is returned")
+    max_concurrent: int = Field(128, ge=1, description="solves open at once (Solve and Synthesize calls, "
+                                                       "task streams) beyond which RESOURCE_EXHAUSTED is "
+                                                       "returned at once")
     auth_token: str | None = None
     tls_cert: Path | None = None
     tls_key: Path | None = None
@@ -75,7 +78,8 @@ class JitAgentServer:
         self.config = config
         self.build = build or pipeline_for
         self.metrics = Metrics()
-        self.service = JitAgentService(self.metrics, config.concurrency, config.max_queue)
+        self.service = JitAgentService(self.metrics, config.concurrency, config.max_queue,
+                                       config.max_concurrent)
         self.health = health.aio.HealthServicer()
         self.server: grpc.aio.Server | None = None
         self.port: int | None = None

@@ -42,7 +42,7 @@ def server_config(args):
         host=args.host, port=args.port, data_dir=args.data_dir or data_dir(), bank=args.bank,
         meta_model=args.meta_model, solver_model=args.solver_model,
         api_key=secret_from(args.api_key, args.api_key_file, "--api-key", "JITAGENT_API_KEY"),
-        concurrency=args.concurrency, max_queue=args.max_queue,
+        concurrency=args.concurrency, max_queue=args.max_queue, max_concurrent=args.max_concurrent,
         auth_token=secret_from(args.auth_token, args.auth_token_file, "--auth-token", TOKEN_ENV),
         tls_cert=args.tls_cert, tls_key=args.tls_key, metrics_port=args.metrics_port, grace_s=args.grace,
         openai_port=args.openai_port, log_format=args.log_format,

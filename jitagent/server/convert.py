@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 
 from harness_bank import HarnessRecord
+from harness_bank.recorded import RecordedRun
 from harness_bank.router import ArmSummary
 from jitagent.events import BankDecision, Chosen, Retrieved, Routed, SolveEvent, SolveResult
 from jitagent.runtime.events import Cost, RunResult, Step
@@ -16,6 +18,7 @@ from jitagent.wire import RequestError, enum_value
 
 MAX_N = next(m.le for m in SynthesisConfig.model_fields["n"].metadata if hasattr(m, "le"))
 MAX_EVENT_TEXT = 20_000
+REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 
 
 def check_n(n: int) -> int | None:
@@ -25,6 +28,13 @@ def check_n(n: int) -> int | None:
     if not 1 <= n <= MAX_N:
         raise RequestError("n", f"must be between 1 and {MAX_N} (or 0 for the server's --n), got {n}")
     return n
+
+
+def check_request_id(request_id: str, field: str = "request_id") -> str:
+    """A client's id for its solve, which becomes the run id ("" when it gave none)."""
+    if request_id and not REQUEST_ID.fullmatch(request_id):
+        raise RequestError(field, "1-128 characters of A-Z a-z 0-9 . _ : - (or empty: a new run each call)")
+    return request_id
 
 
 def cost_to_proto(cost: Cost | None) -> pb.Cost:
@@ -136,6 +146,30 @@ def solve_result_to_proto(result: SolveResult) -> pb.SolveResult:
         run=run_to_proto(result.run),
         bank_decision=result.bank_decision,
     )
+
+
+def recorded_to_proto(recorded: RecordedRun) -> pb.SolveResult:
+    """A finished run as the bank recorded it: its harness, route, cluster, answer and cost, and its
+    outcome's reward and verdict where it has one (the candidates, arms and synthesis cost are not kept:
+    unknown, as a cost with no token counts says)."""
+    run, harness = recorded.run, recorded.harness
+    result = pb.RunResult(task_id=run.task_id, harness_id=run.harness_id,
+                          verdict=recorded.verdict or "recorded without an outcome",
+                          cost=cost_to_proto(Cost(prompt_tokens=run.prompt_tokens,
+                                                  completion_tokens=run.completion_tokens,
+                                                  wall_s=run.wall_s or 0.0)))
+    if run.answer is not None:
+        result.answer = run.answer
+    if recorded.reward is not None:  # a verifier's pass is its full reward
+        result.passed, result.reward = recorded.reward >= 1.0, recorded.reward
+    unknown = pb.Cost()
+    synthesis = pb.SynthesisResult(run_id=run.run_id, task_id=run.task_id,
+                                   route=enum_value(pb.Route, "ROUTE", run.route),
+                                   harness=harness_to_proto(harness), cluster=run.cluster,
+                                   reason="the run recorded under this id, from the bank",
+                                   cost=pb.SynthesisCost(synthesis=unknown, repair=unknown, dry_run=unknown,
+                                                         selection=unknown))
+    return pb.SolveResult(run_id=run.run_id, synthesis=synthesis, run=result)
 
 
 def event_to_proto(event: SolveEvent, run_id: str) -> pb.SolveEvent:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import time
@@ -16,6 +17,8 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from harness_bank.bank import BankError
+from harness_bank.recorded import recorded_run
+from harness_bank.store import StoreUnavailable
 from jitagent.events import SolveEvent, SolveResult
 from jitagent.feedback import FeedbackError, Report
 from jitagent.logs import bind
@@ -23,12 +26,14 @@ from jitagent.models.base import Cancelled, CancelToken, ModelError
 from jitagent.pipeline import JitPipeline
 from jitagent.server.convert import (
     check_n,
+    check_request_id,
     event_to_proto,
     harness_to_proto,
-    solve_result_to_proto,
+    recorded_to_proto,
     synthesis_to_proto,
 )
 from jitagent.server.metrics import Metrics
+from jitagent.server.solves import Solves, TaskFailed
 from jitagent.v1 import jitagent_pb2 as pb
 from jitagent.v1 import jitagent_pb2_grpc as pb_grpc
 from jitagent.wire import RequestError, enum_name, task_from_proto
@@ -59,22 +64,22 @@ def new_run_id() -> str:
     return uuid.uuid4().hex
 
 
-class TaskFailed(Exception):
-    """A task that could not finish, with the status code that says why."""
-
-    def __init__(self, code: grpc.StatusCode, message: str):
-        super().__init__(message)
-        self.code = code
+def bank_unreachable(exc: StoreUnavailable) -> TaskFailed:
+    """UNAVAILABLE: the client's retry policy tries again, by when the bank may be back."""
+    return TaskFailed(grpc.StatusCode.UNAVAILABLE, f"the bank is unreachable: {exc}; retry")
 
 
 class JitAgentService(pb_grpc.JitAgentServicer):
-    def __init__(self, metrics: Metrics, concurrency: int, max_queue: int):
+    def __init__(self, metrics: Metrics, concurrency: int, max_queue: int, max_concurrent: int):
         self.pipeline: JitPipeline | None = None  # set once models and the bank are loaded
         self.load_error: str | None = None  # why they could not be
         self.metrics = metrics
         self.slots = asyncio.Semaphore(concurrency)
         self.max_queue = max_queue
         self.waiting = 0
+        self.max_concurrent = max_concurrent
+        self.open_solves = 0
+        self.solves = Solves(self._recorded)
 
     # --- plumbing --------------------------------------------------------------------------
     @contextmanager
@@ -95,22 +100,41 @@ class JitAgentService(pb_grpc.JitAgentServicer):
         await context.abort_with_status(rpc_status.to_status(
             status_of(grpc.StatusCode.INVALID_ARGUMENT, str(exc), exc.violations)))
 
-    async def _ready(self, context) -> JitPipeline:
+    def _pipeline(self) -> JitPipeline:
         if self.load_error is not None:
-            await context.abort(grpc.StatusCode.UNAVAILABLE, f"the server could not start: {self.load_error}")
+            raise TaskFailed(grpc.StatusCode.UNAVAILABLE, f"the server could not start: {self.load_error}")
         if self.pipeline is None:
-            await context.abort(grpc.StatusCode.UNAVAILABLE,
-                                "loading models and the harness bank; retry shortly")
+            raise TaskFailed(grpc.StatusCode.UNAVAILABLE, "loading models and the harness bank; retry soon")
         return self.pipeline
 
+    async def _ready(self, context) -> JitPipeline:
+        try:
+            return self._pipeline()
+        except TaskFailed as exc:
+            await context.abort(exc.code, str(exc))
+
+    @contextmanager
+    def _admitted(self):
+        """At most `max_concurrent` solves open at once (Solve and Synthesize calls, task streams): one
+        more is refused at once, never queued without bound."""
+        if self.open_solves >= self.max_concurrent:
+            raise TaskFailed(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                             f"this replica has {self.open_solves} solves open, its limit (--max-concurrent "
+                             f"{self.max_concurrent}); retry later or on another replica")
+        self.open_solves += 1
+        try:
+            yield
+        finally:
+            self.open_solves -= 1
+
     @asynccontextmanager
-    async def _slot(self, context):
+    async def _slot(self):
         """Bounded concurrency; past `max_queue` waiting tasks the server says RESOURCE_EXHAUSTED
         instead of buffering without limit."""
         if self.slots.locked() and self.waiting >= self.max_queue:
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                                f"queue full: {self.waiting} tasks waiting (max_queue {self.max_queue}); "
-                                "retry later")
+            raise TaskFailed(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                             f"queue full: {self.waiting} tasks waiting (max_queue {self.max_queue}); "
+                             "retry later")
         self.waiting += 1
         self.metrics.queue_depth.set(self.waiting)
         try:
@@ -135,9 +159,9 @@ class JitAgentService(pb_grpc.JitAgentServicer):
         """Pipeline events for one task; a cancelled RPC cancels the model and tool work it started."""
         bind(task_id=task.id, run_id=run_id)
         cancel = CancelToken(self._deadline(context))
-        pipeline = await self._ready(context)
+        pipeline = self._pipeline()
         try:
-            async with self._slot(context):
+            async with self._slot():
                 async for event in pipeline.stream(task, execute=execute, n=n, cancel=cancel, run_id=run_id):
                     if isinstance(event, SolveResult):
                         self.metrics.record_result(event)
@@ -152,12 +176,26 @@ class JitAgentService(pb_grpc.JitAgentServicer):
             raise TaskFailed(grpc.StatusCode.DEADLINE_EXCEEDED, str(exc)) from None
         except ModelError as exc:
             raise TaskFailed(grpc.StatusCode.UNAVAILABLE, f"model back-end failed: {exc}") from None
-        except grpc.aio.AbortError:
+        except StoreUnavailable as exc:
+            raise bank_unreachable(exc) from None
+        except TaskFailed:
             raise
         except Exception:  # a bug, not the task's doing: logged whole, told without its text (host paths)
             log.exception(json.dumps({"event": "task_crashed", "task_id": task.id, "run_id": run_id}))
             raise TaskFailed(grpc.StatusCode.INTERNAL, f"task {task.id}: the server failed on it; "
                                                        f"its log says why (run {run_id})") from None
+
+    async def _run(self, context, task, run_id: str, n: int) -> AsyncIterator[pb.SolveEvent]:
+        async for event in self._events(context, task, run_id, execute=True, n=n):
+            yield event_to_proto(event, run_id)
+
+    async def _recorded(self, run_id: str) -> pb.SolveEvent | None:
+        """The result of the run recorded under `run_id` in the bank, or None."""
+        try:
+            found = await asyncio.to_thread(recorded_run, self._pipeline().bank, run_id)
+        except StoreUnavailable as exc:
+            raise bank_unreachable(exc) from None
+        return None if found is None else pb.SolveEvent(run_id=run_id, result=recorded_to_proto(found))
 
     # --- RPCs ------------------------------------------------------------------------------
     async def Synthesize(self, request, context):
@@ -171,10 +209,11 @@ class JitAgentService(pb_grpc.JitAgentServicer):
                 await self._invalid(context, exc)
             response = pb.SynthesizeResponse()
             try:
-                for task in tasks:
-                    async for event in self._events(context, task, new_run_id(), execute=False, n=n):
-                        if isinstance(event, SolveResult):
-                            response.results.append(synthesis_to_proto(event))
+                with self._admitted():
+                    for task in tasks:
+                        async for event in self._events(context, task, new_run_id(), execute=False, n=n):
+                            if isinstance(event, SolveResult):
+                                response.results.append(synthesis_to_proto(event))
             except TaskFailed as exc:
                 await context.abort(exc.code, str(exc))
             return response
@@ -184,12 +223,16 @@ class JitAgentService(pb_grpc.JitAgentServicer):
             try:
                 n = check_n(request.n)
                 task = task_from_proto(request.task)
+                named = check_request_id(request.request_id)
             except RequestError as exc:
                 await self._invalid(context, exc)
-            run_id = new_run_id()
+            run_id = named or new_run_id()
+            bind(task_id=task.id, run_id=run_id)
             try:
-                async for event in self._events(context, task, run_id, execute=True, n=n):
-                    yield event_to_proto(event, run_id)
+                with self._admitted():
+                    start = functools.partial(self._run, context, task, run_id, n)
+                    async for event in self.solves.follow(run_id, bool(named), start):
+                        yield event
             except TaskFailed as exc:
                 await context.abort(exc.code, str(exc))
 
@@ -197,29 +240,39 @@ class JitAgentService(pb_grpc.JitAgentServicer):
         """Tasks are taken one at a time: the next request is read only when the previous task is
         done and the bank has learned from it, so a fast producer is held back by flow control."""
         with self._rpc("StreamTasks", context):
-            sequence = 0
-            async for request in request_iterator:
-                try:
-                    n = check_n(request.n)
-                    task = task_from_proto(request.task, f"task #{sequence}")
-                except RequestError as exc:
-                    yield pb.StreamTasksResponse(
-                        sequence=sequence, task_id=request.task.id,
-                        error=status_of(grpc.StatusCode.INVALID_ARGUMENT, str(exc), exc.violations))
-                    sequence += 1
-                    continue
-                result, run_id = None, new_run_id()
-                try:
-                    async for event in self._events(context, task, run_id, execute=True, n=n):
-                        if isinstance(event, SolveResult):
-                            result = event
-                except TaskFailed as exc:  # one failed task does not end the stream
-                    yield pb.StreamTasksResponse(sequence=sequence, task_id=task.id, run_id=run_id,
-                                                 error=status_of(exc.code, str(exc)))
-                else:
-                    yield pb.StreamTasksResponse(sequence=sequence, task_id=task.id, run_id=run_id,
-                                                 result=solve_result_to_proto(result))
+            try:
+                with self._admitted():
+                    async for response in self._stream(request_iterator, context):
+                        yield response
+            except TaskFailed as exc:  # refused: the tasks' own failures are responses
+                await context.abort(exc.code, str(exc))
+
+    async def _stream(self, request_iterator, context) -> AsyncIterator[pb.StreamTasksResponse]:
+        sequence = 0
+        async for request in request_iterator:
+            try:
+                n = check_n(request.n)
+                task = task_from_proto(request.task, f"task #{sequence}")
+                named = check_request_id(request.request_id, f"task #{sequence}.request_id")
+            except RequestError as exc:
+                yield pb.StreamTasksResponse(
+                    sequence=sequence, task_id=request.task.id,
+                    error=status_of(grpc.StatusCode.INVALID_ARGUMENT, str(exc), exc.violations))
                 sequence += 1
+                continue
+            result, run_id = None, named or new_run_id()
+            bind(task_id=task.id, run_id=run_id)
+            try:
+                start = functools.partial(self._run, context, task, run_id, n)
+                async for event in self.solves.follow(run_id, bool(named), start):
+                    if event.HasField("result"):
+                        result = event.result
+            except TaskFailed as exc:  # one failed task does not end the stream
+                yield pb.StreamTasksResponse(sequence=sequence, task_id=task.id, run_id=run_id,
+                                             error=status_of(exc.code, str(exc)))
+            else:
+                yield pb.StreamTasksResponse(sequence=sequence, task_id=task.id, run_id=run_id, result=result)
+            sequence += 1
 
     async def ReportOutcome(self, request, context):
         """By run_id: an outcome of that run. Free-form: of harness_id, run elsewhere on task_text."""

@@ -321,12 +321,14 @@ class SynthesizeResponse(_message.Message):
     def __init__(self, results: _Optional[_Iterable[_Union[SynthesisResult, _Mapping]]] = ...) -> None: ...
 
 class SolveRequest(_message.Message):
-    __slots__ = ("task", "n")
+    __slots__ = ("task", "n", "request_id")
     TASK_FIELD_NUMBER: _ClassVar[int]
     N_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     task: Task
     n: int
-    def __init__(self, task: _Optional[_Union[Task, _Mapping]] = ..., n: _Optional[int] = ...) -> None: ...
+    request_id: str
+    def __init__(self, task: _Optional[_Union[Task, _Mapping]] = ..., n: _Optional[int] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class RunResult(_message.Message):
     __slots__ = ("task_id", "harness_id", "answer", "passed", "reward", "verdict", "cost", "error", "interrupted")
@@ -457,12 +459,14 @@ class SolveEvent(_message.Message):
     def __init__(self, run_id: _Optional[str] = ..., retrieved: _Optional[_Union[Retrieved, _Mapping]] = ..., candidate: _Optional[_Union[CandidateChecked, _Mapping]] = ..., repaired: _Optional[_Union[CandidateChecked, _Mapping]] = ..., routed: _Optional[_Union[Routed, _Mapping]] = ..., chosen: _Optional[_Union[Chosen, _Mapping]] = ..., step: _Optional[_Union[Step, _Mapping]] = ..., verdict: _Optional[_Union[Verdict, _Mapping]] = ..., bank: _Optional[_Union[BankDecision, _Mapping]] = ..., result: _Optional[_Union[SolveResult, _Mapping]] = ...) -> None: ...
 
 class StreamTasksRequest(_message.Message):
-    __slots__ = ("task", "n")
+    __slots__ = ("task", "n", "request_id")
     TASK_FIELD_NUMBER: _ClassVar[int]
     N_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     task: Task
     n: int
-    def __init__(self, task: _Optional[_Union[Task, _Mapping]] = ..., n: _Optional[int] = ...) -> None: ...
+    request_id: str
+    def __init__(self, task: _Optional[_Union[Task, _Mapping]] = ..., n: _Optional[int] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class StreamTasksResponse(_message.Message):
     __slots__ = ("sequence", "task_id", "run_id", "result", "error")

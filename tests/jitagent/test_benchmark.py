@@ -58,8 +58,24 @@ def test_all_arms_run_report_and_resume_without_rerunning_genuine_results(tmp_pa
     jit_row = next(line for line in text.splitlines() if line.startswith("| jit_warm |"))
     assert ", 4 tasks |" in jit_row  # the paired difference against the best fixed seed, over 4 final tasks
     assert "| arm | add | echo |" in text  # the per-type table
+    assert "| arm | units | wall p50 s | p99 s | max s | over the 60 s budget |" in text
+    assert text.count("| fixed:direct | 4 |") == 1  # its wall times: 4 units
     assert (tmp_path / "out" / "pareto.png").stat().st_size > 0
     assert (tmp_path / "out" / "stream.png").stat().st_size > 0
+
+
+def test_wall_times_are_the_median_the_99th_percentile_and_the_maximum(tmp_path):
+    from jitagent.benchmark.report import wall_times
+    from jitagent.benchmark.stats import wall_percentiles
+
+    units = [{"wall_s": float(s)} for s in range(1, 101)]
+    p50, p99, most = wall_percentiles(units)
+    assert (p50, round(p99, 2), most) == (50.5, 99.01, 100.0)
+    assert wall_percentiles([{"wall_s": 3.0}]) == (3.0, 3.0, 3.0)
+    ledger = Ledger(tmp_path / "results.jsonl")
+    for i, wall in enumerate([10.0, 20.0, 31.0, 45.0]):
+        ledger.add({"arm": "fixed:recursive", "task_id": f"t{i}", "repeat": 0, "wall_s": wall})
+    assert "| fixed:recursive | 4 | 25.5 | 44.6 | 45.0 | 2 |" in wall_times(ledger, ["fixed:recursive"], 30)
 
 
 def test_infrastructure_failures_are_rerun_and_genuine_zeros_are_not(tmp_path):

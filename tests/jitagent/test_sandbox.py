@@ -45,6 +45,17 @@ def test_infinite_loop_is_killed():
     assert "killed" in result.output or "signal" in result.output
 
 
+def test_the_wall_limit_never_exceeds_the_time_left_before_the_deadline():
+    with Workspace() as ws:
+        box = ToolBox(ws, ["shell"], SandboxLimits(wall_s=30))
+        start = time.monotonic()
+        result = asyncio.run(box.call("shell", {"command": "sleep 20"}, deadline=start + 1.0))
+        assert not result.ok and "killed: wall-clock limit" in result.output
+        assert time.monotonic() - start < 3
+        late = asyncio.run(box.call("shell", {"command": "touch started"}, deadline=time.monotonic() - 1))
+        assert not late.ok and not (ws.path / "started").exists()  # past the deadline nothing starts
+
+
 def test_memory_bomb_is_contained():
     with Workspace() as ws:
         result = run_python("x = bytearray(4 * 1024 ** 3)\nprint('allocated')", ws)

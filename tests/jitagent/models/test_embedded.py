@@ -41,3 +41,21 @@ def test_cancel_token_stops_generation_between_tokens():
         asyncio.run(model.complete([{"role": "user", "content": "Write a very long story."}], max_tokens=2000,
                                    cancel=token))
     assert time.monotonic() - start < 5
+
+
+def test_a_long_prefill_is_cut_at_the_deadline_and_the_context_still_answers():
+    """~2,700 prompt tokens are ten batches of prefill, seconds on 2 cores (a minute when the machine is
+    busy): the deadline stops it within the batch it falls in, and the next request on the same context
+    answers as before."""
+    model = load_model("smollm2-135m")
+    short = [{"role": "user", "content": "Name a primary color."}]
+    before = asyncio.run(model.complete(short, max_tokens=8)).text
+    primes = ", ".join(str(n) for n in range(2, 3500) if all(n % d for d in range(2, int(n ** 0.5) + 1)))
+    long = [{"role": "user", "content": f"Sum these primes: {primes}"}]
+    deadline = time.monotonic() + 0.5
+    with pytest.raises(Cancelled, match="after [0-9]+ of the prompt's [0-9]+ tokens") as stopped:
+        asyncio.run(model.complete(long, max_tokens=16, cancel=CancelToken(deadline)))
+    late = time.monotonic() - deadline
+    assert late < 1.0, f"stopped {late:.2f} s after the deadline: {stopped.value}"
+    assert stopped.value.usage.prompt_tokens > 0 and stopped.value.usage.completion_tokens == 0  # counted
+    assert asyncio.run(model.complete(short, max_tokens=8)).text == before

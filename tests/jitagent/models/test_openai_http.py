@@ -169,3 +169,35 @@ def test_nothing_listening_is_one_clear_error_not_a_dialect_story():
                      json_schema=SCHEMA)
     assert str(err.value).startswith(f"cannot reach the model server at http://127.0.0.1:{port} (")
     assert "dialect" not in str(err.value) and "\n" not in str(err.value)
+
+
+def test_the_deadline_bounds_the_whole_call_not_each_read():
+    """A server that drips its reply a byte at a time never trips a per-read timeout; the call still ends
+    at the deadline, and so does the next request of one that asks again for `n`."""
+    from http.server import ThreadingHTTPServer
+
+    from jitagent.models.base import Cancelled, CancelToken
+
+    class Dripping(_IgnoringHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            for _ in range(50):
+                self.wfile.write(b" ")
+                self.wfile.flush()
+                time.sleep(0.1)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Dripping)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        model = OpenAICompatibleModel(f"http://127.0.0.1:{server.server_port}")
+        start = time.monotonic()
+        with pytest.raises(Cancelled, match="left") as cut:
+            complete(model, [{"role": "user", "content": "x"}], cancel=CancelToken(start + 0.8))
+        assert time.monotonic() - start < 1.5
+        assert cut.value.usage.total is None  # what the server spent on it is unknown, not 0
+    finally:
+        server.shutdown()

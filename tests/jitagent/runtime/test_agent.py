@@ -60,6 +60,18 @@ def test_codeact_sees_the_observation_then_answers():
     assert "Observation:\n6" in model.calls[1]["messages"][-1]["content"]
 
 
+def test_a_long_observation_goes_back_as_its_head_and_tail_with_what_was_cut():
+    from jitagent.runtime.clipping import OBSERVATION_CHARS
+
+    replies = ["```python\nprint('start', *range(1000), 'end')\n```", "Final answer: 6"]
+    result, events, model = run(load_seeds()["codeact"], ADD, replies)
+    printed = next(e.text for e in events if e.kind == "tool")
+    told = model.calls[1]["messages"][-1]["content"]
+    assert told.startswith("Observation:\nstart 0 1 2") and told.endswith("998 999 end")
+    assert f"[... {len(printed) - OBSERVATION_CHARS:,} characters cut ...]" in told
+    assert len(told) < OBSERVATION_CHARS + 100 < len(printed)  # the trajectory keeps it whole
+
+
 def test_react_tool_then_final_answer_on_workspace_file():
     task = Task(id="w", prompt="How many lines?", files={"a.txt": "1\n2\n3\n"},
                 verifier={"kind": "numeric", "expected": 3})
@@ -126,6 +138,24 @@ def test_decompose_respects_the_depth_limit():
     assert max(e.depth for e in subtasks) == 2 and {e.depth for e in plans} == {0, 1}
     assert len([e for e in subtasks if e.depth == 1]) == 2  # capped at max_subtasks
     assert result.passed
+
+
+def test_a_sub_agents_long_answer_reaches_its_parent_and_siblings_clipped():
+    from jitagent.runtime.clipping import ANSWER_CHARS
+
+    spec = load_seeds()["recursive"]
+
+    def reply(messages):
+        if messages[0]["content"].startswith("Split"):
+            return "1. list the primes\n2. add them" if "Known" not in messages[-1]["content"] else "none"
+        return "print(*range(1500))"  # answer_from stdout: ~6,000 characters
+    result, events, model = run(spec, ADD, reply)
+    asked = [c["messages"][-2]["content"] for c in model.calls]  # the last message is the prefill
+    later = [text for text in asked if "Known so far" in text]
+    assert later and all(len(text) < 4 * ANSWER_CHARS for text in later)
+    assert all("characters cut ...]" in text for text in later)
+    parent = asked[-1]
+    assert "Sub-questions already answered" in parent and len(parent) < 6 * ANSWER_CHARS
 
 
 def test_a_decomposition_that_is_code_has_no_sub_questions():
@@ -234,3 +264,19 @@ def test_harness_timeout_is_a_genuine_outcome_but_an_outside_deadline_is_not():
     model = ScriptedModel(["```python\nimport time\ntime.sleep(30)\n```"])
     outside = asyncio.run(Runtime(model).run(load_seeds()["codeact"], ADD, deadline=time.monotonic() + 1))
     assert outside.interrupted and outside.error is not None and outside.error.startswith("stopped")
+
+
+def test_a_model_call_cut_by_the_deadline_is_counted_in_the_runs_cost():
+    import time
+
+    from jitagent.models.base import Cancelled
+    from jitagent.usage import Usage
+
+    class CutShort:
+        name = "cut"
+
+        async def complete(self, messages, **kw):
+            raise Cancelled("cut after 40 of the prompt's 90 tokens", Usage(40, 0))
+
+    result = asyncio.run(Runtime(CutShort()).run(load_seeds()["direct"], ADD, deadline=time.monotonic() + 60))
+    assert result.interrupted and (result.cost.prompt_tokens, result.cost.completion_tokens) == (40, 0)

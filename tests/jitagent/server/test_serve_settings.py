@@ -23,6 +23,7 @@ CASES = {  # flag: (its value on the command line, where it must land)
     "--api-key-file": ("{tmp}/key", lambda c: c.api_key == "the-key"),
     "--concurrency": ("4", lambda c: c.concurrency == 4),
     "--max-queue": ("7", lambda c: c.max_queue == 7),
+    "--max-concurrent": ("9", lambda c: c.max_concurrent == 9),
     "--n": ("2", lambda c: c.pipeline.synthesis.n == 2),
     "--no-dry-run": (None, lambda c: c.pipeline.synthesis.dry_run is False),
     "--auth-token-file": ("{tmp}/token", lambda c: c.auth_token == "the-token"),

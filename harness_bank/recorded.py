@@ -1,0 +1,28 @@
+"""A run as the bank recorded it, with its outcome where it has one: what a retried request is answered
+with when the run it names is over (jitagent.server.solves). Read through the bank's public calls and
+its store; a candidate for a `HarnessBank` method."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness_bank.bank import BankError, HarnessBank, HarnessRecord, RunRecord
+
+
+@dataclass(frozen=True)
+class RecordedRun:
+    run: RunRecord
+    harness: HarnessRecord
+    reward: float | None  # None: no outcome (not verified, nothing reported)
+    verdict: str
+
+
+def recorded_run(bank: HarnessBank, run_id: str) -> RecordedRun | None:
+    """The run recorded under `run_id`, or None when there is none."""
+    try:
+        run = bank.run(run_id)
+    except BankError:
+        return None
+    outcome = bank.store.query("SELECT reward, verdict FROM outcomes WHERE run_id = ?", (run_id,))
+    reward, verdict = (outcome[0]["reward"], outcome[0]["verdict"]) if outcome else (None, "")
+    return RecordedRun(run, bank.get(run.harness_id), reward, verdict)

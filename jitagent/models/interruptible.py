@@ -1,0 +1,51 @@
+"""A llama.cpp context whose evaluation stops when its request is to stop, within milliseconds.
+
+llama-cpp-python's `Llama.eval` feeds a prompt in batches of `n_batch` tokens in one uninterrupted
+loop: a prompt of a few thousand tokens is tens of seconds of prefill on 2 cores, and one batch alone
+took 45 s on a loaded machine. Here `stopping` is asked before each batch (and each generated token,
+evaluated the same way) and, through llama.cpp's abort callback, between the nodes of a batch's
+compute graph; llama.cpp then drops the cut batch from the KV cache (saying so on stderr), so what
+was evaluated before it stays cached and the next request with the same prefix starts after it.
+Imported only with llama_cpp (heavy).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable, Sequence
+
+from llama_cpp import llama_cpp as C
+
+from jitagent.models.grammar_sampling import FastGrammarLlama
+
+_set_abort_callback = C._lib.llama_set_abort_callback  # exported by libllama, not bound by llama_cpp
+_set_abort_callback.argtypes = [ctypes.c_void_p, C.ggml_abort_callback, ctypes.c_void_p]
+_set_abort_callback.restype = None
+
+
+class Interrupted(Exception):
+    """Evaluation stopped because `stopping` said so; the context is consistent."""
+
+
+class InterruptibleLlama(FastGrammarLlama):
+    stopping: Callable[[], bool] | None = None  # set for one request; True once it is to stop
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # kept on self: llama.cpp holds only a pointer to it
+        self._abort = C.ggml_abort_callback(lambda _data: self._stops())
+        _set_abort_callback(self._ctx.ctx, self._abort, None)
+
+    def _stops(self) -> bool:
+        return self.stopping is not None and self.stopping()
+
+    def eval(self, tokens: Sequence[int]) -> None:
+        for start in range(0, len(tokens), self.n_batch):
+            if self._stops():
+                raise Interrupted
+            try:
+                super().eval(tokens[start:start + self.n_batch])
+            except RuntimeError:  # "llama_decode returned 2": aborted by the callback
+                if self._stops():
+                    raise Interrupted from None
+                raise

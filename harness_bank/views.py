@@ -46,6 +46,7 @@ class HarnessView:
     harness: HarnessRecord
     lineage: list[HarnessRecord]  # the harness, then its ancestors
     evidence: list[dict]  # per cluster: runs, mean reward, mean tokens, incumbent there or not
+    acceptance: list[dict]  # code written for a cluster: the attempt that made it, held-out rewards and cost
 
 
 class BankViews:
@@ -136,7 +137,14 @@ class BankViews:
                     for r in self.bank.store.query(f"SELECT cluster, AVG(reward) AS reward, {RECORD} "
                                                    "FROM outcomes WHERE harness_id = ? GROUP BY cluster "
                                                    "ORDER BY COUNT(*) DESC, cluster", (harness.id,))]
-        return HarnessView(harness=harness, lineage=self.bank.lineage(harness.id), evidence=evidence)
+        acceptance = [{"cluster": a["cluster"], "stage": a["stage"], "reason": a["reason"],
+                       "heldout": a["detail"].get("evidence"),
+                       "parent_heldout": a["detail"].get("parent_rewards"),
+                       "prompt_tokens": a["prompt_tokens"], "completion_tokens": a["completion_tokens"],
+                       "wall_s": a["wall_s"]}
+                      for a in self.bank.workshop.attempts(harness_id=harness.id)]
+        return HarnessView(harness=harness, lineage=self.bank.lineage(harness.id), evidence=evidence,
+                           acceptance=acceptance)
 
     def _posteriors(self, cluster: str) -> list[Arm]:
         """The router's posterior of every harness with outcomes or server runs in the cluster."""

@@ -79,7 +79,7 @@ def cmd_show(args) -> int:
     view = BankViews(_open(args)).harness(args.name_or_id)
     h = view.harness
     data = asdict(h) | {"lineage": [{"id": a.id, "name": a.name, "origin": a.origin} for a in view.lineage],
-                        "evidence": view.evidence}
+                        "evidence": view.evidence, "acceptance": view.acceptance}
     code = h.spec.get("code")
     sections = [code] if isinstance(code, dict) else code or []
 
@@ -99,6 +99,9 @@ def cmd_show(args) -> int:
             shown.add_row(e["cluster"], str(e["runs"]), f"{e['mean_reward']:.2f}", _tokens(e["mean_tokens"]),
                           "yes" if e["incumbent"] else "-")
         out.print(shown if view.evidence else "evidence: no outcomes yet")
+        for a in view.acceptance:  # code written for a cluster: why it was let in
+            out.print(f"accepted for {a['cluster']} ({a['stage']} stage): {a['reason']}; held-out rewards "
+                      f"{a['heldout']} vs its parent's {a['parent_heldout']}", soft_wrap=True)
     return _out(args, data, render)
 
 

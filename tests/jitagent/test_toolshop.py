@@ -5,6 +5,7 @@ ahead of time, `evolve --tools` labels learn tasks, writes, gates on score."""
 import asyncio
 
 from harness_bank.router import RouterConfig
+from harness_bank.views import BankViews
 from jitagent.catalog import load_seeds
 from jitagent.evolve import Evolver
 from jitagent.models.scripted import ScriptedModel, instant_model
@@ -60,6 +61,8 @@ def test_a_plateaued_cluster_gets_code_online_and_later_tasks_use_it(seeded_bank
         "scripted-writer")
     tooled = seeded_bank.get(attempt["harness_id"])
     assert tooled.parent_id == SEEDS["direct"].id and tooled.origin == "synthesized"
+    [why] = BankViews(seeded_bank).harness(tooled.id).acceptance  # `bank show` gives its acceptance evidence
+    assert why["cluster"] == "type:add" and why["stage"] == "solve" and why["heldout"] == [1.0] * 5
     by_code = [r for r in later if r.harness.id == tooled.id]
     assert by_code and all(r.run.passed and r.run.cost.tokens == 0 for r in by_code)
 

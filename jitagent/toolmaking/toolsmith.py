@@ -25,7 +25,7 @@ from jitagent.runtime.events import Cost
 from jitagent.spec import HarnessSpec, parse_spec
 from jitagent.synthesis.edit import VARIANT, root_name
 from jitagent.toolmaking.trials import Labelled, Scored, trial
-from jitagent.toolmaking.writer import Draft, Example, Stage, Writer, failure_text
+from jitagent.toolmaking.writer import Draft, Example, Stage, Writer, copied, copied_text, failure_text
 
 
 class ToolmakingConfig(BaseModel):
@@ -168,14 +168,18 @@ class Toolsmith:
 
     async def repair(self, record: Toolmaking, examples: list[Example], base: dict[str, str],
                      shown: list[Labelled], seed: int, cancel: CancelToken | None) -> list[Candidate]:
-        """The best imperfect drafts, written again after being told where they went wrong on the shown
-        tasks; a repair that repeats its draft is dropped."""
-        imperfect = sorted((c for c in record.candidates if c.draft.source and c.shown_mean < 1.0),
+        """The best imperfect drafts — wrong on a shown task, or holding text copied from one (a lookup of
+        what it saw scores 1.00 there and abstains elsewhere) — written again after being told where they
+        went wrong; a repair that repeats its draft is dropped."""
+        copies = {id(c): copied(c.draft.source, examples) for c in record.candidates if c.draft.source}
+        imperfect = sorted((c for c in record.candidates if c.draft.source
+                            and (c.shown_mean < 1.0 or copies[id(c)])),
                            key=lambda c: -c.shown_mean)[: self.config.repairs]
         repaired = []
         for number, candidate in enumerate(imperfect):
-            failures = [failure_text(i, item.task, correct_answer(item), s.answer, s.error)
-                        for i, (s, item) in enumerate(zip(candidate.shown, shown), 1) if s.reward < 1.0]
+            failures = [copied_text(i, literal) for i, literal in copies[id(candidate)]]
+            failures += [failure_text(i, item.task, correct_answer(item), s.answer, s.error)
+                         for i, (s, item) in enumerate(zip(candidate.shown, shown), 1) if s.reward < 1.0]
             draft = await self.writer.repair(candidate.draft, examples, failures, seed + 7 * (number + 1),
                                              record.cost, cancel)
             if draft.source != candidate.draft.source:

@@ -150,6 +150,28 @@ class Writer:
         return draft_of(draft.stage, generation.text, draft.round + 1, self.prelude(draft.stage, examples))
 
 
+def copied(source: str, examples: list[Example], min_chars: int = 5) -> list[tuple[int, str]]:
+    """The string literals in a draft that are a shown example's own text — its whole task, a part of it
+    that differs from task to task, or its answer — where not every example has it (shared wording is
+    fair to match on), one word alone excepted: (example number, text). Such a draft is a lookup of what
+    it saw: its trials on the examples say nothing about the kind."""
+    try:
+        literals = {node.value.strip() for node in ast.walk(ast.parse(source))
+                    if isinstance(node, ast.Constant) and isinstance(node.value, str)}
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    common = shared(examples)
+    owned = [{e.task.prompt.strip(), e.answer.strip(),
+              *(common and wording.parts_of(common, e.task.prompt) or [])} for e in examples]
+    found = []
+    # one word alone is a keyword a rule may branch on ("ascending"), not a copy
+    for literal in sorted(x for x in literals if len(x) >= min_chars and not x.isalpha()):
+        holders = [number for number, texts in enumerate(owned, 1) if literal in texts]
+        if holders and len(holders) < len(owned):
+            found.append((holders[0], literal))
+    return found
+
+
 def failure_text(number: int, task: Task, answer: str, got: str | None, error: str | None) -> str:
     """What a draft did wrong on a shown task, as the repair prompt tells it."""
     if error is not None:
@@ -157,3 +179,7 @@ def failure_text(number: int, task: Task, answer: str, got: str | None, error: s
                                                     answer=clip(answer))
     return prompts()["repair"]["returned"].format(number=number, task=clip(task.prompt), got=clip(repr(got)),
                                                   answer=clip(answer))
+
+
+def copied_text(number: int, literal: str) -> str:
+    return prompts()["repair"]["copied"].format(number=number, text=clip(repr(literal)))

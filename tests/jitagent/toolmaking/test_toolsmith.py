@@ -8,6 +8,7 @@ from jitagent.catalog import load_seeds
 from jitagent.models.scripted import ScriptedModel
 from jitagent.tasks import Task
 from jitagent.toolmaking import Labelled, ToolmakingConfig, Toolsmith, Writer
+from jitagent.toolmaking.writer import Example, copied
 
 PAIRS = [(12, 30), (7, 8), (100, 1), (3, 4), (250, 250), (9, 90), (61, 2), (5, 55)]
 TASKS = [Task(id=f"add-{i}", prompt=f"Add {a} and {b}. Answer with the number only.", type="add",
@@ -61,6 +62,25 @@ def test_a_constant_or_memorized_answer_fails_acceptance():
         [made], _ = make(writer, config)
         assert made.candidates[0].shown_mean == (1.0 if writer is memorizing else 0.0)
         assert made.accepted is None and made.reason.startswith("rejected"), made.reason
+
+
+def test_a_draft_that_looks_up_the_tasks_it_saw_is_repaired_not_trusted():
+    """A lookup of the shown tasks scores 1.00 on them; it is told what it copied and written again."""
+    def writer(messages):
+        told = "copied from Task" in messages[-1]["content"]
+        return block(GENERAL) if told else memorizing(messages)
+    [made], model = make(writer, ToolmakingConfig(stages=("solve",), candidates=1, repairs=1))
+    assert made.candidates[0].shown_mean == 1.0 and len(made.candidates) == 2 and len(model.calls) == 2
+    assert made.accepted is not None and made.accepted.code_for("solve").source.endswith(GENERAL)
+
+
+def test_shared_wording_and_one_word_are_not_copies():
+    examples = [Example(task=t, answer=t.verifier.expected) for t in TASKS[:3]]
+    rule = "def solve(task):\n    return 'Answer with the number only.' if 'ascending' else ''\n"
+    assert copied(rule, examples) == []
+    assert copied("def solve(task):\n    return {'Add 12 and 30.': '42'}\n", examples) == []  # not whole
+    assert copied(f"def solve(task):\n    return {{{TASKS[0].prompt!r}: '42'}}\n", examples) == [
+        (1, TASKS[0].prompt)]
 
 
 def test_unverified_acceptance_takes_the_first_draft_that_runs():

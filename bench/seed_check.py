@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # What decides how a seed behaves on a real model: the runtime, the seeds and the tools they call.
 RUNTIME_SOURCES = ("jitagent/runtime", "seeds", "jitagent/tools.py", "jitagent/sandbox.py",
                    "jitagent/sandbox_exec.py", "jitagent/sandbox_host.py", "jitagent/models")
+NOT_RUNTIME = ("seeds/toolmaking_prompts.yaml",)  # the tool writer's prompts: no seed reads them
 DEFAULT_TASKS = dict(suite="reasoning_gym", split="final", limit=10)  # one per type: 130 units, ~25 min
 
 
@@ -37,7 +38,8 @@ def runtime_digest(root: Path = ROOT) -> str:
     for source in RUNTIME_SOURCES:
         path = root / source
         for file in sorted(path.rglob("*") if path.is_dir() else [path]):
-            if file.is_file() and file.suffix in (".py", ".yaml") and "__pycache__" not in file.parts:
+            if (file.is_file() and file.suffix in (".py", ".yaml") and "__pycache__" not in file.parts
+                    and str(file.relative_to(root)) not in NOT_RUNTIME):
                 h.update(str(file.relative_to(root)).encode() + b"\0" + file.read_bytes() + b"\0")
     return h.hexdigest()[:16]
 

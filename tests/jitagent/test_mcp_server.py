@@ -7,6 +7,7 @@ import json
 import os
 import sys
 
+import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 
@@ -38,4 +39,26 @@ def test_solve_report_and_cluster_resources_over_stdio_with_the_sdks_client_scri
             read_back = await session.read_resource(resources["type:add"].uri)
             arms = json.loads(read_back.contents[0].text)
             assert [a["harness_id"] for a in arms if a["runs"]] == [result["harness_id"]]
+    asyncio.run(main())
+
+
+@pytest.mark.slow
+def test_an_mcp_client_solves_a_task_on_the_embedded_models(tmp_path):
+    """The same door with the real embedded models behind it (the small one, for time): a cold cluster,
+    so the meta-model writes the harness and the solver runs it; the verdict comes back to the client."""
+    server = StdioServerParameters(
+        command=sys.executable, env=dict(os.environ),
+        args=["-m", "jitagent", "mcp", "--meta-model", "smollm2-135m", "--solver-model", "smollm2-135m",
+              "--n", "1", "--no-dry-run", "--data-dir", str(tmp_path)])
+
+    async def main():
+        async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            solved = await session.call_tool("solve", {"task": "What is 2 + 3? Answer with the number only.",
+                                                       "expect": "5", "type": "add"})
+            assert not solved.is_error, solved.content
+            result = solved.structured_content
+            assert result["error"] is None and 0.0 <= result["reward"] <= 1.0  # verified, whatever it earned
+            assert result["cluster"] == "type:add"
+            assert result["route"] in ("synthesized", "fallback", "explore") and result["run_id"]
     asyncio.run(main())

@@ -1,15 +1,16 @@
 """A run as the bank recorded it, with its outcome where it has one: what a retried request is answered
 with when the run it names is over (jitagent.server.solves). Read through the bank's public calls and
-its store; a candidate for a `HarnessBank` method."""
+its store."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness_bank.bank import BankError, HarnessBank, HarnessRecord, RunRecord
+from harness_bank.bank import HarnessBank
+from harness_bank.records import BankError, HarnessRecord, RunRecord
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RecordedRun:
     run: RunRecord
     harness: HarnessRecord
@@ -25,4 +26,4 @@ def recorded_run(bank: HarnessBank, run_id: str) -> RecordedRun | None:
         return None
     outcome = bank.store.query("SELECT reward, verdict FROM outcomes WHERE run_id = ?", (run_id,))
     reward, verdict = (outcome[0]["reward"], outcome[0]["verdict"]) if outcome else (None, "")
-    return RecordedRun(run, bank.get(run.harness_id), reward, verdict)
+    return RecordedRun(run=run, harness=bank.get(run.harness_id), reward=reward, verdict=verdict)

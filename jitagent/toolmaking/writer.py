@@ -9,7 +9,7 @@ import ast
 import re
 import time
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Literal
 
@@ -85,7 +85,12 @@ def clip(text: str) -> str:
 
 def shared(examples: list[Example]) -> str | None:
     """The wording the shown tasks share (a `solve` stage reads its inputs from where they differ)."""
-    return wording.shared_wording([e.task.prompt for e in examples]) if len(examples) > 1 else None
+    return _shared_by_prompts(tuple(e.task.prompt for e in examples)) if len(examples) > 1 else None
+
+
+@lru_cache(maxsize=64)  # asked for the request, the helper, each draft's copy check and each repair
+def _shared_by_prompts(prompts: tuple[str, ...]) -> str | None:
+    return wording.shared_wording(list(prompts))
 
 
 def examples_block(stage: Stage, examples: list[Example], shared_wording: str | None) -> str:

@@ -29,6 +29,7 @@ from harness_bank.records import (
     Outcome,
     Rollback,
     RunRecord,
+    Solution,
 )
 from harness_bank.retrieval import Retrieval
 from harness_bank.store import TOKENS, describe, insert, now, placeholders
@@ -123,19 +124,13 @@ class HarnessBank:
         rows = self.store.query("SELECT * FROM harnesses WHERE id = ?", (harness_id,))
         if not rows:
             raise BankError(f"unknown harness id {harness_id!r}")
-        return self._harness_record(rows[0])
-
-    @staticmethod
-    def _harness_record(row) -> HarnessRecord:
-        return HarnessRecord(id=row["id"], name=row["name"], description=row["description"],
-                             parent_id=row["parent_id"], origin=row["origin"], generator=row["generator"],
-                             created_at=row["created_at"], spec=json.loads(row["spec"]))
+        return _harness_record(rows[0])
 
     def list_harnesses(self, origin: str | None = None, limit: int = 1000,
                        offset: int = 0) -> list[HarnessRecord]:
         sql = ("SELECT * FROM harnesses" + (" WHERE origin = ?" if origin else "")
                + " ORDER BY created_at, id LIMIT ? OFFSET ?")
-        return [self._harness_record(r)
+        return [_harness_record(r)
                 for r in self.store.query(sql, ((origin,) if origin else ()) + (limit, offset))]
 
     def lineage(self, harness_id: str) -> list[HarnessRecord]:
@@ -212,7 +207,7 @@ class HarnessBank:
                    "completion_tokens": outcome.completion_tokens, "wall_s": outcome.wall_s,
                    "verdict": outcome.verdict, "source": outcome.source, "created_at": now(),
                    "answer": outcome.answer, "trace": outcome.trace[:4000], "delivery": outcome.delivery,
-                   "run_id": outcome.run_id}
+                   "run_id": outcome.run_id, "solution": _json_or_none(outcome.solution)}
             stored = db.execute(insert("outcomes", row) + " ON CONFLICT DO NOTHING RETURNING id",
                                 tuple(row.values())).fetchone()
             if stored is None:
@@ -253,7 +248,9 @@ class HarnessBank:
                          task_text=r["task_text"], cluster=r["cluster"], route=r["route"],
                          task_type=r["task_type"], tags=tuple(json.loads(r["tags"])), answer=r["answer"],
                          trace=r["trace"], prompt_tokens=r["prompt_tokens"],
-                         completion_tokens=r["completion_tokens"], wall_s=r["wall_s"], outcomes=r["outcomes"])
+                         completion_tokens=r["completion_tokens"], wall_s=r["wall_s"],
+                         solution=json.loads(r["solution"]) if r["solution"] else None,
+                         outcomes=r["outcomes"])
 
     def has_outcome(self, harness_id: str, task_id: str) -> bool:
         return bool(self.store.query("SELECT 1 FROM outcomes WHERE harness_id = ? AND task_id = ? LIMIT 1",
@@ -280,6 +277,15 @@ class HarnessBank:
         tokens = [r["tokens"] for r in rows]
         return (len(rows), statistics.fmean(r["reward"] for r in rows),
                 None if None in tokens else statistics.fmean(tokens))
+
+    def tasks_seen(self, cluster: str) -> int:
+        """How many tasks (by text) the cluster has outcomes of: the horizon its router's exploring pays
+        back over."""
+        return self.store.query("SELECT COUNT(DISTINCT task_digest) FROM outcomes WHERE cluster = ?",
+                                (cluster,))[0][0]
+
+    def solutions(self, cluster: str, min_reward: float, limit: int = 256) -> list[Solution]:
+        return self.retrieval.solutions(cluster, min_reward, limit)
 
     def failures(self, cluster: str, harness_id: str, limit: int = 3) -> list[dict]:
         """The most recent outcomes of a harness in a cluster that fell short of full reward."""
@@ -333,10 +339,21 @@ class HarnessBank:
                 "schema_version": self.store.version}
 
 
+def _harness_record(row) -> HarnessRecord:
+    return HarnessRecord(id=row["id"], name=row["name"], description=row["description"],
+                         parent_id=row["parent_id"], origin=row["origin"], generator=row["generator"],
+                         created_at=row["created_at"], spec=json.loads(row["spec"]))
+
+
 def _insert_run(db, run: RunRecord) -> None:
     row = {"id": run.run_id, "harness_id": run.harness_id, "task_id": run.task_id,
            "task_text": run.task_text, "task_type": run.task_type, "tags": json.dumps(run.tags),
            "cluster": run.cluster, "route": run.route, "answer": run.answer,
            "trace": run.trace[:4000], "prompt_tokens": run.prompt_tokens,
-           "completion_tokens": run.completion_tokens, "wall_s": run.wall_s, "created_at": now()}
+           "completion_tokens": run.completion_tokens, "wall_s": run.wall_s, "created_at": now(),
+           "solution": _json_or_none(run.solution)}
     db.execute(insert("runs", row), tuple(row.values()))
+
+
+def _json_or_none(value) -> str | None:
+    return None if value is None else json.dumps(value)

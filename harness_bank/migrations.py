@@ -84,6 +84,14 @@ route TEXT NOT NULL,
         outcomes_seen INTEGER NOT NULL, created_at {real} NOT NULL);
     CREATE INDEX toolmaking_cluster ON toolmaking(cluster, id);
     """,
+    # 7: what won, not only which harness: the turns that gave a run's answer (a verified one is shown to the
+    # cluster's later tasks), and an outcome's experience vector found by its outcome
+    """
+    ALTER TABLE runs ADD COLUMN solution TEXT;
+    ALTER TABLE outcomes ADD COLUMN solution TEXT;
+    CREATE INDEX outcomes_solutions ON outcomes(cluster, reward);
+    CREATE INDEX vectors_ref ON vectors(kind, ref);
+    """,
 ]
 
 

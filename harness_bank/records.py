@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 
 @dataclass(kw_only=True)
 class Outcome:
@@ -30,6 +32,7 @@ class Outcome:
     trace: str = ""  # its last steps, trimmed: what reflective mutation reads
     delivery: str | None = None  # the queue delivery it came from: recorded once, however often redelivered
     run_id: str | None = None  # the server run it is the outcome of (see record_run): one outcome per run
+    solution: list[dict] | None = None  # the turns that gave the answer; None: not one conversation
 
 
 @dataclass(kw_only=True)
@@ -50,6 +53,7 @@ class RunRecord:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     wall_s: float | None = None
+    solution: list[dict] | None = None  # the turns that gave its answer: shown to later tasks once verified
     outcomes: int = 0  # recorded for it so far: 0 or 1
 
     def outcome(self, reward: float, verdict: str, prompt_tokens: int | None, completion_tokens: int | None,
@@ -59,7 +63,21 @@ class RunRecord:
                        reward=reward, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
                        wall_s=wall_s, verdict=verdict, cluster=self.cluster, task_type=self.task_type,
                        tags=self.tags, source="feedback", answer=self.answer, trace=self.trace,
-                       run_id=self.run_id)
+                       run_id=self.run_id, solution=self.solution)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Solution:
+    """A verified run's turns, as the cluster's later tasks may be shown them, with its task's embedding."""
+
+    outcome_id: int
+    run_id: str | None
+    harness_id: str
+    task_id: str
+    task_text: str
+    turns: list[dict]
+    reward: float
+    vector: np.ndarray
 
 
 @dataclass(kw_only=True)

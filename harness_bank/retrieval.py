@@ -7,13 +7,14 @@ gathers facts; the arithmetic on them (near-task records, base rates, shrinkage)
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import defaultdict
 
 import numpy as np
 
 from harness_bank.index import VectorIndex, as_matrix
-from harness_bank.records import ArmEvidence, Hit
+from harness_bank.records import ArmEvidence, Hit, Solution
 from harness_bank.router import UNKNOWN_BASE, base_rate, near_record, neighbourhood_base, shrunk
 from harness_bank.store import TOKENS, Store, placeholders
 
@@ -119,6 +120,21 @@ class Retrieval:
         arms = [evidence_of(harnesses[hid], here.get(hid), there.get(hid), seen.get(hid, []),
                             similarity.get(hid, 0.0)) for hid in ids]
         return arms, base_rate(arms, [row["reward"] for row, _ in near])
+
+    def solutions(self, cluster: str, min_reward: float, limit: int) -> list[Solution]:
+        """The cluster's `limit` most recent outcomes with reward ≥ `min_reward` whose run left its turns,
+        each with its task's experience vector (the one the index holds), newest first. Only verified runs and
+        reports have outcomes, so nothing unverified is among them."""
+        rows = self.store.query(
+            "SELECT o.id, o.run_id, o.harness_id, o.task_id, o.task_text, o.solution, o.reward, v.vector "
+            "FROM outcomes o JOIN vectors v ON v.kind = 'experience' AND v.ref = CAST(o.id AS TEXT) "
+            "WHERE o.cluster = ? AND o.reward >= ? AND o.solution IS NOT NULL "
+            "ORDER BY o.id DESC "
+            "LIMIT ?", (cluster, min_reward, limit))
+        return [Solution(outcome_id=r["id"], run_id=r["run_id"], harness_id=r["harness_id"],
+                         task_id=r["task_id"], task_text=r["task_text"], turns=json.loads(r["solution"]),
+                         reward=r["reward"], vector=np.frombuffer(r["vector"], dtype=np.float32))
+                for r in rows]
 
     def forget_descriptions(self) -> None:
         with self._cache_lock:

@@ -126,12 +126,27 @@ class FewShot(_Strict):
     assistant: str
 
 
+class ExamplesSpec(_Strict):
+    """How many of its cluster's verified solutions a harness shows before the task, in place of its own
+    `few_shot` (kept where the cluster has none yet). The pipeline fills them per task from the bank."""
+
+    k: int = Field(2, ge=1, le=4, description="solutions shown, at most")
+    min_reward: float = Field(1.0, gt=0, le=1, description="the least reward a run needs to be shown")
+    max_chars: int = Field(800, ge=100, le=4000,
+                           description="a solution (its task and turns) longer than this is not shown")
+    pick: Literal["nearest", "diverse", "random"] = Field(
+        "diverse", description="`nearest` to the task; `diverse`: near it and unlike each other (the "
+        "family's variants); `random` among the cluster's")
+
+
 class Prompts(_Strict):
     system: str = "You are a careful assistant. Solve the task."
     step: str = Field("{task}",
                       description="user message template; fields: " + ", ".join(sorted(TEMPLATE_FIELDS)))
     prefill: str = Field("", description="text the assistant reply starts with (continued by the model)")
     few_shot: list[FewShot] = Field(default_factory=list)
+    examples: ExamplesSpec | None = Field(
+        None, description="show the cluster's verified solutions (see ExamplesSpec); None: never")
     instructions: list[str] = Field(default_factory=list,
                                     description="extra lines appended to the system prompt")
     control: dict[str, dict[str, str]] = Field(
@@ -153,11 +168,14 @@ class Prompts(_Strict):
         return control
 
     @model_serializer(mode="wrap")
-    def _without_unused_control(self, handler):
-        """A spec that replaces no control prompt dumps, and so digests, as before they could be replaced."""
+    def _without_unused_parts(self, handler):
+        """A spec that replaces no control prompt and shows no examples dumps, and so digests, as before
+        either could be set."""
         data = handler(self)
         if not self.control:
             data.pop("control", None)
+        if self.examples is None:
+            data.pop("examples", None)
         return data
 
 
@@ -272,6 +290,13 @@ class HarnessSpec(_Strict):
     def code_for(self, stage: str) -> CodeSection | None:
         return next((c for c in self.code_sections if c.stage == stage), None)
 
+    @property
+    def solution_format(self) -> str | None:
+        """What a run's turns look like, so its solutions are shown only to a harness of the same format (a
+        program to a program-writing harness); None where a run is not one conversation (samples voted)."""
+        action = self.action
+        return None if action.samples > 1 else f"{action.kind}/{action.answer_from}"
+
     @model_validator(mode="after")
     def _coherent(self) -> HarnessSpec:
         stages = [c.stage for c in self.code_sections]
@@ -285,6 +310,9 @@ class HarnessSpec(_Strict):
             raise ValueError("action.answer_from 'stdout' needs action.kind 'codeact'")
         if self.action.verify == "run_tests" and "python" not in self.tools.tools:
             raise ValueError("action.verify 'run_tests' needs 'python' in tools.tools")
+        if self.prompts.examples is not None and self.solution_format is None:
+            raise ValueError("prompts.examples needs action.samples 1: solutions come from and are shown to "
+                             "runs of one conversation")
         self.envelope.tools_requested = list(self.tools.tools)
         self.envelope.id = self.digest()
         return self

@@ -22,7 +22,7 @@ from jitagent.runtime.actions import Action
 from jitagent.runtime.channel import last_of
 from jitagent.runtime.clipping import OBSERVATION_CHARS, head_and_tail
 from jitagent.runtime.conversation import Attempt, Conversation
-from jitagent.runtime.events import RunResult, Step, Stop
+from jitagent.runtime.events import RunResult, Step, Stop, solution_turns
 from jitagent.runtime.memory import Memory
 from jitagent.runtime.planning import Planning
 from jitagent.runtime.prompts import ControlPrompts
@@ -45,10 +45,11 @@ class Runtime:
         return await last_of(self.stream(spec, task, **kw), RunResult)
 
     async def stream(self, spec: HarnessSpec, task: Task, *, seed: int = 0, cancel: CancelToken | None = None,
-                     deadline: float | None = None, max_steps: int | None = None,
-                     verify_answer: bool = True) -> AsyncIterator[Step | Verdict | RunResult]:
+                     deadline: float | None = None, max_steps: int | None = None, verify_answer: bool = True,
+                     examples: tuple[dict, ...] = ()) -> AsyncIterator[Step | Verdict | RunResult]:
         """Run `spec` on `task`. `deadline` (monotonic) and `max_steps` can only tighten the harness limits.
-        `verify_answer=False` (dry runs) never consults the task's verifier."""
+        `verify_answer=False` (dry runs) never consults the task's verifier. `examples`: solved tasks'
+        messages, shown in place of the spec's own `few_shot` (filled by the pipeline)."""
         start = time.monotonic()
         own_deadline = start + spec.limits.timeout_s
         cancel = (cancel or CancelToken()).tighten(own_deadline, deadline)
@@ -61,7 +62,7 @@ class Runtime:
             run = Run(spec=spec, task=task, toolbox=toolbox, cancel=cancel, seed=seed, solver=self.solver,
                       memory=Memory.for_spec(spec), planning=Planning.for_spec(spec),
                       action=Action.for_spec(spec), verify=Verify.for_spec(spec), vote=Vote.for_spec(spec),
-                      prompts=ControlPrompts(spec.prompts.control))
+                      prompts=ControlPrompts(spec.prompts.control), examples=examples)
             async for event in run.events.relay(self._answer(run, own_deadline)):
                 yield event
             verdict = await self._verdict(run, verify_answer)
@@ -70,9 +71,16 @@ class Runtime:
             yield RunResult(task_id=task.id, harness_id=spec.id, answer=run.answer, passed=verdict.passed,
                             reward=verdict.reward, verdict=verdict.detail, cost=run.cost,
                             trajectory=run.trajectory, error=run.error, interrupted=run.interrupted,
-                            stop=run.stop)
+                            stop=run.stop, solution=self._solution(run))
         finally:  # also when the caller is cancelled mid-run
             workspace.close()
+
+    @staticmethod
+    def _solution(run: Run) -> list[dict] | None:
+        """The turns that gave the answer, where one conversation gave it (see `solution_turns`)."""
+        if run.answer is None or run.spec.solution_format is None:
+            return None
+        return solution_turns(run.trajectory.events)
 
     @staticmethod
     async def _verdict(run: Run, verify_answer: bool) -> Verdict:
@@ -159,7 +167,8 @@ class Runtime:
         await run.memory.fold(run, talk)
         fields = prompts.template_fields(talk, run.toolbox.allowed)
         talk.history[:1] = [prompts.task_message(run.spec.prompts, fields)]
-        messages = prompts.system_messages(run.spec.prompts, fields) + await run.memory.view(run, talk)
+        messages = (prompts.system_messages(run.spec.prompts, fields, run.examples)
+                    + await run.memory.view(run, talk))
         prefill = run.action.prefill(run.spec.prompts.prefill, talk.step)
         if prefill:
             messages.append({"role": "assistant", "content": prefill})

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from jitagent.runtime.clipping import OBSERVATION_CHARS, head_and_tail
 from jitagent.usage import Usage
 
 StepKind = Literal["plan", "model", "tool", "memory", "reflection", "subtask", "sample", "vote", "verify"]
@@ -83,6 +84,9 @@ class RunResult:
     error: str | None = None  # an infrastructure failure (not a genuine wrong answer)
     interrupted: bool = False  # stopped from outside (a caller's deadline or cancel), not by the harness
     stop: Stop | None = None  # stopped by the harness's own limits or code
+    # the turns of the conversation that gave the answer (replies and the observations between them), what a
+    # later task of the cluster may be shown once this run is verified; None: no single conversation gave it
+    solution: list[dict] | None = None
 
     def summary(self) -> dict:
         return {"task_id": self.task_id, "harness_id": self.harness_id, "answer": self.answer,
@@ -90,3 +94,20 @@ class RunResult:
                 "prompt_tokens": self.cost.prompt_tokens, "completion_tokens": self.cost.completion_tokens,
                 "tokens": self.cost.tokens, "wall_s": round(self.cost.wall_s, 3), "error": self.error,
                 "interrupted": self.interrupted}
+
+
+CODE_STAGE_TOOLS = ("solve", "answer")  # the steps a `code` section takes, not a model's turns
+
+
+def solution_turns(events: list[Step]) -> list[dict] | None:
+    """The last conversation at depth 0 (the one that gave the answer): each reply, and each observation
+    that a later reply saw; None where no model turn gave the answer (code did)."""
+    turns = [e for e in events if e.depth == 0 and e.kind in ("model", "tool")]
+    starts = [i for i, e in enumerate(turns) if e.kind == "model" and e.step == 0]
+    if not starts or any(e.tool in CODE_STAGE_TOOLS for e in turns[starts[-1]:]):
+        return None
+    last = turns[starts[-1]:]
+    replies = [i for i, e in enumerate(last) if e.kind == "model"]
+    return [{"role": "assistant", "content": e.text} if e.kind == "model"
+            else {"role": "user", "content": "Observation:\n" + head_and_tail(e.text, OBSERVATION_CHARS)}
+            for i, e in enumerate(last) if e.kind == "model" or i < replies[-1]]

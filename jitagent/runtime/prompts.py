@@ -25,13 +25,16 @@ def template_fields(talk: Conversation, tools: list[str]) -> dict[str, str]:
             "observation": talk.observation, "step": str(talk.step + 1), "reflection": talk.lesson}
 
 
-def system_messages(prompts: Prompts, fields: dict[str, str]) -> list[dict]:
-    """The system prompt and the few-shot pairs that open every request of an action loop."""
+def system_messages(prompts: Prompts, fields: dict[str, str], examples: tuple[dict, ...] = ()) -> list[dict]:
+    """The system prompt and the few-shot pairs that open every request of an action loop: `examples` (the
+    messages of solved tasks of the cluster) where there are any, else the spec's own `few_shot`."""
     system = fill(prompts.system, fields)
     if prompts.instructions:
         system += "\n" + "\n".join(prompts.instructions)
     if fields["reflection"]:
         system += f"\nLessons from a previous failed attempt: {fields['reflection']}"
+    if examples:
+        return [{"role": "system", "content": system}, *examples]
     messages = [{"role": "system", "content": system}]
     for shot in prompts.few_shot:
         messages += [{"role": "user", "content": shot.user}, {"role": "assistant", "content": shot.assistant}]

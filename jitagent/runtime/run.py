@@ -49,6 +49,7 @@ class Run:
     verify: Verify
     vote: Vote
     prompts: ControlPrompts
+    examples: tuple[dict, ...] = ()  # solved tasks' messages, shown in place of the spec's few_shot
     events: EventChannel = field(default_factory=EventChannel)
     cost: Cost = field(default_factory=Cost)
     trajectory: Trajectory = field(default_factory=Trajectory)

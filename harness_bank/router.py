@@ -13,6 +13,13 @@ sampling picks the arm; arms whose draws lie within `tie_margin` of the best cou
 with fewer tokens wins. The route says why: `exploit` (the arm with the best posterior mean), `explore`
 (another arm drawn by Thompson sampling) or `synthesized` (the share for new variants came up).
 
+Exploration is spent only where the rest of the stream can pay it back. A cluster is expected to see as
+many tasks again as it has seen (`horizon`, unless configured). Another arm drawn runs only if what it may
+be worth over that horizon — the horizon × its posterior's expected excess over the best arm's mean,
+E[max(θ − μ_best, 0)] — at least covers what it is expected to lose on this task (μ_best − μ); else the best
+arm runs. A variant is written only from a parent that has failed in the cluster (a mutation reads its
+failures; a parent that has not failed there sits at the ceiling, with nothing to fix).
+
 All the arithmetic of that model is here: the similarity-weighted record on the nearest past tasks,
 the base rate, the shrinkage, the posterior. The bank only gathers the facts (its retrieval ranks
 with the same near-task record and shrinkage).
@@ -48,10 +55,13 @@ class RouterConfig(BaseModel):
                                description="share of synthesis in a cluster with no evidence")
     synth_half_life: float = Field(2.0, gt=0,
                                    description="evidence (outcomes) at which that share has halved")
-    synth_floor: float = Field(0.05, ge=0, le=1, description="exploration by synthesis never stops entirely")
+    synth_floor: float = Field(0.05, ge=0, le=1, description="the least share of synthesis "
+                               "in a cluster whose best arm has failed there")
     tie_margin: float = Field(0.02, ge=0, le=1, description="draws this close are a tie: fewer tokens wins")
     unproven: float = Field(0.25, ge=0, le=1, description="the prior of an arm with no outcome anywhere, as "
                             "a share of the base rate: exploring it must be worth a task")
+    horizon: float | None = Field(None, ge=0, description="tasks a cluster is expected to see after this "
+                                  "one, over which exploring must pay back; None: as many as it has seen")
 
 
 UNKNOWN_BASE = 0.5  # the base reward where nothing at all is known
@@ -79,6 +89,22 @@ def base_rate(evidence: list[ArmEvidence], near_rewards: list[float]) -> float:
 def shrunk(mean: float, weight: float, toward: float) -> float:
     """`mean`, observed with `weight`, shrunk toward `toward` by one pseudo-observation."""
     return (weight * mean + toward) / (weight + 1)
+
+
+def expected_excess(alpha: float, beta: float, level: float, points: int = 2000) -> float:
+    """E[max(θ − level, 0)] for θ ~ Beta(alpha, beta), by the midpoint rule: what an arm may turn out to be
+    worth above `level`."""
+    x = (np.arange(points) + 0.5) / points
+    log_pdf = ((alpha - 1) * np.log(x) + (beta - 1) * np.log1p(-x)
+               - (math.lgamma(alpha) + math.lgamma(beta) - math.lgamma(alpha + beta)))
+    return float(np.sum(np.maximum(x - level, 0.0) * np.exp(log_pdf)) / points)
+
+
+def pays_back(arm: Arm, best: Arm, horizon: float) -> bool:
+    """Whether running `arm` instead of `best` is worth it over `horizon` more tasks: what it may be worth
+    above the best arm's mean on each of them covers what it is expected to lose on this one."""
+    loss = best.mean - arm.mean
+    return loss <= 0 or horizon * expected_excess(arm.alpha, arm.beta, best.mean) >= loss
 
 
 @dataclass(frozen=True)
@@ -151,22 +177,33 @@ class Router:
         cfg = self.config
         return max(cfg.synth_floor, cfg.synth_start * cfg.synth_half_life / (cfg.synth_half_life + evidence))
 
-    def choose(self, evidence: list[ArmEvidence], base: float, rng: random.Random) -> RouteChoice:
+    def choose(self, evidence: list[ArmEvidence], base: float, rng: random.Random,
+               seen: int | None = None) -> RouteChoice:
+        """`seen`: the tasks the cluster has seen, the horizon exploring must pay back over (unless the
+        config sets one); None and no configured horizon: every draw stands."""
         arms = self.arms(evidence, base)
         weight = sum(a.evidence.runs for a in arms) + sum(min(a.evidence.near_weight,
                                                               self.config.prior_weight)
                                                           for a in arms if a.evidence.runs == 0)
         share = self.synth_share(weight)
         best = min(arms, key=self.rank, default=None)
-        if best is None or rng.random() < share:
-            # a mutation needs a parent that ran here (its failures are the material); a cold cluster has none
-            parent = min((a for a in arms if a.evidence.runs), key=self.rank, default=None)
+        # a mutation needs a parent that ran here and failed (its failures are the material); a cold cluster
+        # has none and writes from references
+        parent = min((a for a in arms if a.evidence.runs), key=self.rank, default=None)
+        at_ceiling = parent is not None and parent.evidence.reward_sum >= parent.evidence.runs
+        if best is None or (rng.random() < share and not at_ceiling):
             return RouteChoice("synthesized", parent, best, arms,
                                f"synthesis share {share:.2f} at evidence {weight:.1f}")
         draws = [(rng.betavariate(a.alpha, a.beta), a) for a in arms]
         top = max(d for d, _ in draws)
         tied = [a for d, a in draws if d >= top - self.config.tie_margin]
         arm = min(tied, key=lambda a: (a.tokens_key, -a.mean, a.evidence.harness_id))
+        horizon = self.config.horizon if self.config.horizon is not None else seen
+        if arm is not best and horizon is not None and not pays_back(arm, best, horizon):
+            return RouteChoice("exploit", best, best, arms,
+                               f"{best.evidence.name} (posterior mean {best.mean:.2f}): exploring "
+                               f"{arm.evidence.name} ({arm.mean:.2f}) would not pay back over {horizon:g} "
+                               "tasks")
         route: Route = "exploit" if arm is best else "explore"
         return RouteChoice(route, arm, best, arms,
                            f"Thompson draw {top:.2f}: {arm.evidence.name} (posterior mean "

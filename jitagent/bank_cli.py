@@ -224,14 +224,15 @@ def cmd_reindex(args) -> int:
 
 def cmd_warm(args) -> int:
     """Seeds on a suite's split, outcomes into the bank; with top:K a first pass of every seed on one
-    task per type picks the K best, which then run on the rest. Resumable; --redo runs units again."""
+    task per type picks the K best, which then run on the rest, and after them (unless --no-examples) each
+    one's variant with examples. Resumable; --redo runs units again."""
     import asyncio
 
     from jitagent.catalog import load_seeds, seed_bank
     from jitagent.models import load_model
     from jitagent.runtime.agent import Runtime
     from jitagent.tasks import load_suite, spread_over_types
-    from jitagent.warm import rank_seeds, warm_bank
+    from jitagent.warm import rank_seeds, warm_bank, with_examples_variants
 
     tasks = spread_over_types(load_suite(args.suite, args.split), args.limit)
     with waiting("loading the solver model and the embedder"):
@@ -257,6 +258,8 @@ def cmd_warm(args) -> int:
         if args.seeds is not None:
             await go(seeds, first_pass, "first pass")
             chosen = {n: seeds[n] for n in rank_seeds(bank, seeds, [t.id for t in first_pass])[:args.seeds]}
+        if not args.no_examples:
+            chosen = with_examples_variants(chosen)
         await go(chosen, tasks, "warm")
         return chosen
     chosen = asyncio.run(main())
@@ -329,3 +332,6 @@ def add_commands(sub) -> None:
                    help="wall-clock budget per run; a run cut off by it is not recorded")
     p.add_argument("--redo", action="store_true",
                    help="run units that already have an outcome again; the new outcome replaces theirs")
+    p.add_argument("--no-examples", action="store_true",
+                   help="warm the seeds only, not also each seed's variant that is shown its cluster's "
+                        "verified solutions (prompts.examples), which then enters every cluster's arms")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from functools import cache
+from collections.abc import Callable
+from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
 
@@ -35,3 +36,8 @@ def resolve_harness(name_or_path: str) -> HarnessSpec:
 def seed_bank(bank) -> list[str]:
     """Put the seeds into a harness bank (idempotent)."""
     return [bank.add_harness(spec.model_dump(mode="json")) for spec in load_seeds().values()]
+
+
+def spec_reader(bank) -> Callable[[str], HarnessSpec]:
+    """A bank's harness by id, as a spec: parsed once, as a spec is immutable by id (its content digest)."""
+    return lru_cache(4096)(lambda harness_id: parse_spec(bank.get(harness_id).spec))

@@ -23,14 +23,16 @@ from pydantic import BaseModel, Field
 
 from harness_bank import Decision, HarnessBank, Outcome, RunRecord
 from harness_bank.router import ArmSummary, Route, RouteChoice, Router, RouterConfig
+from jitagent.catalog import spec_reader
 from jitagent.errors import one_line
 from jitagent.events import BankDecision, Chosen, Retrieved, Routed, SolveEvent, SolveResult
+from jitagent.examples import NOTHING, POOL, examples_for, with_examples
 from jitagent.feedback import Recorded, Report, report_harness, report_run
 from jitagent.models.base import CancelToken, ModelClient
 from jitagent.runtime.agent import Runtime
 from jitagent.runtime.channel import last_of
 from jitagent.runtime.events import RunResult
-from jitagent.spec import HarnessSpec, parse_spec
+from jitagent.spec import HarnessSpec
 from jitagent.synthesis.synthesize import Synthesis, SynthesisConfig, SynthesisCost, Synthesizer
 from jitagent.tasks import Task
 from jitagent.toolmaking import ToolmakingConfig
@@ -90,7 +92,7 @@ class JitPipeline:
         self.runtime = Runtime(solver)
         self.synthesizer = Synthesizer(meta, self.runtime, self.config.synthesis)
         self.toolshop = Toolshop(bank, writer or meta, self.config.toolmaking, self.config.plateau)
-        self._specs: dict[str, HarnessSpec] = {}
+        self.spec_of = spec_reader(bank)
         self._tooling: dict[str, asyncio.Task] = {}  # the clusters code is being written for
 
     async def stream(self, task: Task, *, execute: bool = True, seed: int = 0,
@@ -116,11 +118,13 @@ class JitPipeline:
             branch = Branch(route=choice.route, spec=self.spec_of(choice.arm.evidence.harness_id))
             yield Routed(route=branch.route, cluster=cluster, arms=arms,
                          text=f"{branch.route} {branch.spec.name} in {cluster}: {choice.reason}")
-        yield Chosen(harness=branch.spec)
+        shown = await asyncio.to_thread(examples_for, self.bank, self.spec_of, branch.spec, task, cluster) \
+            if execute else NOTHING
+        yield Chosen(harness=branch.spec, examples=shown.sources)
         run = None
         if execute:
             async for event in self.runtime.stream(branch.spec, task, seed=seed, cancel=cancel,
-                                                   deadline=deadline):
+                                                   deadline=deadline, examples=shown.messages):
                 if isinstance(event, RunResult):
                     run = event
                 else:
@@ -136,7 +140,7 @@ class JitPipeline:
                           synthesis=branch.synthesis, run=run, references=list(arms),
                           synthesis_cost=branch.synthesis.cost if branch.synthesis else SynthesisCost(),
                           wall_s=time.monotonic() - start, bank_decision=admitted.text if admitted else "",
-                          run_id=run_id)
+                          run_id=run_id, examples=shown.sources)
 
     async def _synthesize(self, task: Task, cluster: str, choice: RouteChoice, failures: list[dict],
                           arms: tuple[ArmSummary, ...], seed: int, cancel: CancelToken,
@@ -145,6 +149,12 @@ class JitPipeline:
         best arm from its recent failures, or in a cold cluster a harness from the best references; the
         cluster's best arm runs when no candidate is valid. The synthesis events, then the `Branch`."""
         mutation = choice.arm is not None
+        if mutation and (variant := await asyncio.to_thread(self._examples_variant, choice, cluster)):
+            yield Routed(route="synthesized", cluster=cluster, arms=arms,
+                         text=f"synthesized (mutation of {choice.arm.evidence.name}; {choice.reason}): "
+                              f"{variant.name}, shown the cluster's verified solutions")
+            yield Branch(route="synthesized", spec=variant)
+            return
         parents = [choice.arm] if mutation else sorted(choice.arms,
                                                        key=lambda a: (-a.mean, -a.evidence.similarity))
         yield Retrieved(text=", ".join(f"{a.evidence.name} ({a.mean:.2f})" for a in parents), arms=arms)
@@ -170,6 +180,21 @@ class JitPipeline:
                      text=f"{branch.route} ({kind}; {choice.reason}): {synthesis.reason}")
         yield branch
 
+    def _examples_variant(self, choice: RouteChoice, cluster: str) -> HarnessSpec | None:
+        """The first mutation of an arm, costing no meta-model call: the arm shown its cluster's verified
+        solutions (`examples.with_examples`), where it shows none yet, the cluster has solutions of its
+        format and that variant is not an arm here already (nor retired)."""
+        parent = self.spec_of(choice.arm.evidence.harness_id)
+        if parent.prompts.examples is not None or parent.solution_format is None:
+            return None
+        variant = with_examples(parent)
+        if variant.id in {a.evidence.harness_id for a in choice.arms} | self.bank.retired(cluster):
+            return None
+        solutions = self.bank.solutions(cluster, variant.prompts.examples.min_reward, POOL)
+        if not any(self.spec_of(s.harness_id).solution_format == parent.solution_format for s in solutions):
+            return None
+        return variant
+
     async def solve(self, task: Task, **kw) -> SolveResult:
         return await last_of(self.stream(task, **kw), SolveResult)
 
@@ -190,7 +215,7 @@ class JitPipeline:
         cluster = self.bank.cluster_for(task.prompt, task.type, tuple(task.tags))
         evidence, base = self.bank.arm_evidence(task.prompt, cluster, self.config.router.references)
         rng = random.Random(zlib.crc32(f"{seed}:{task.id}:{task.prompt}".encode()))
-        choice = self.router.choose(evidence, base, rng)
+        choice = self.router.choose(evidence, base, rng, seen=self.bank.tasks_seen(cluster))
         if choice.route == "synthesized" and self.config.online_tools and (
                 due := self.toolshop.due(cluster, choice.arms)):
             parent, why = due
@@ -222,15 +247,6 @@ class JitPipeline:
         while self._tooling:
             await asyncio.gather(*self._tooling.values(), return_exceptions=True)
 
-    def spec_of(self, harness_id: str) -> HarnessSpec:
-        """Specs are immutable by id (content digest), so parsed ones are cached."""
-        spec = self._specs.get(harness_id)
-        if spec is None:
-            if len(self._specs) >= 4096:
-                self._specs.clear()
-            spec = self._specs[harness_id] = parse_spec(self.bank.get(harness_id).spec)
-        return spec
-
     def _keep_candidates(self, task: Task, synthesis: Synthesis) -> None:
         for c in synthesis.candidates:
             record = c.to_dict() | {"spec": c.spec.model_dump(mode="json") if c.spec is not None
@@ -249,7 +265,7 @@ class JitPipeline:
             run_id=run_id, harness_id=spec.id, task_id=task.id, task_text=task.prompt, cluster=cluster,
             route=branch.route, task_type=task.type, tags=tuple(task.tags),
             answer=run.answer if run else None, trace=last_steps(run) if run else "",
-            prompt_tokens=run.cost.prompt_tokens if run else None,
+            solution=run.solution if run else None, prompt_tokens=run.cost.prompt_tokens if run else None,
             completion_tokens=run.cost.completion_tokens if run else None,
             wall_s=run.cost.wall_s if run else None)
         if not verified:
@@ -277,7 +293,7 @@ def outcome_of(task: Task, spec: HarnessSpec, run: RunResult, cluster: str | Non
                    prompt_tokens=run.cost.prompt_tokens, completion_tokens=run.cost.completion_tokens,
                    wall_s=run.cost.wall_s, verdict=run.verdict[:500], cluster=cluster, task_type=task.type,
                    tags=tuple(task.tags), source="run", answer=run.answer, trace=last_steps(run),
-                   delivery=delivery, run_id=run_id)
+                   delivery=delivery, run_id=run_id, solution=run.solution)
 
 
 def last_steps(run: RunResult, steps: int = 3, limit: int = 400) -> str:

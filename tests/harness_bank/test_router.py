@@ -102,3 +102,32 @@ def test_a_cold_clusters_priors_come_from_the_nearest_past_tasks(seeded_bank):
     assert arms[rewoo].prior_mean > 0.7 and arms[rewoo].prior_weight == RouterConfig().prior_weight
     assert direct not in arms or arms[direct].prior_mean < 0.3
     assert max(arms.values(), key=lambda a: a.mean).evidence.harness_id == rewoo
+
+
+def arm(name: str, runs: int, wins: float, tokens: float | None = 100.0) -> ArmEvidence:
+    return ArmEvidence(harness_id=name, name=name, origin="seed", runs=runs, reward_sum=wins,
+                       mean_tokens=tokens)
+
+
+def test_exploring_runs_only_where_the_rest_of_the_stream_can_pay_it_back():
+    router = Router(RouterConfig())
+    at_ceiling = [arm("best", 10, 10.0), arm("other", 10, 6.0)]
+    routes = Counter(router.choose(at_ceiling, 0.8, random.Random(s), seen=10).route for s in range(300))
+    assert routes == {"exploit": 300}  # no draw of the other arm, and no variant of one that never failed
+    unsure = [arm("a", 3, 2.0), arm("b", 3, 1.0)]
+    routes = Counter(router.choose(unsure, 0.5, random.Random(s), seen=30).route for s in range(300))
+    assert routes["explore"] > 30  # a long stream ahead and overlapping posteriors: worth finding out
+    short = Counter(router.choose(unsure, 0.5, random.Random(s), seen=1).route for s in range(300))
+    assert short["explore"] < routes["explore"] / 2  # the same evidence with little stream left
+    assert Counter(router.choose(unsure, 0.5, random.Random(s)).route for s in range(300))["explore"] \
+        == Counter(Router(RouterConfig(horizon=None)).choose(unsure, 0.5, random.Random(s)).route
+                   for s in range(300))["explore"]  # without a horizon every draw stands, as before
+
+
+def test_expected_excess_matches_draws():
+    import numpy as np
+
+    from harness_bank.router import expected_excess
+
+    draws = np.random.default_rng(0).beta(3.5, 2.5, 400_000)
+    assert abs(expected_excess(3.5, 2.5, 0.7) - np.maximum(draws - 0.7, 0).mean()) < 2e-3

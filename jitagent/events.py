@@ -48,6 +48,7 @@ class Retrieved:
 @dataclass(frozen=True, kw_only=True)
 class Chosen:
     harness: HarnessSpec
+    examples: tuple[str, ...] = ()  # the runs whose solutions it is shown (run ids; `outcome:N` without one)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,6 +75,7 @@ class SolveResult:
     wall_s: float
     bank_decision: str = ""  # BankDecision.text, or "" when the outcome was not admitted
     run_id: str = ""
+    examples: tuple[str, ...] = ()  # the runs whose solutions the harness was shown (see Chosen)
 
     def to_dict(self) -> dict:
         synthesis, run = self.synthesis, self.run
@@ -85,6 +87,7 @@ class SolveResult:
                 "candidates": [c.to_dict() for c in synthesis.candidates] if synthesis else [],
                 "cost": self.synthesis_cost.to_dict() | {"execution": execution},
                 "result": run.summary() if run else None, "bank_decision": self.bank_decision,
+                "examples": list(self.examples),
                 "wall_s": round(self.wall_s, 3)}
 
 

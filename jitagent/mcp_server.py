@@ -37,6 +37,8 @@ class Solved(BaseModel):
     harness_id: str
     cluster: str
     error: str | None = Field(description="an infrastructure failure, not the harness's doing")
+    examples: list[str] = Field(default_factory=list,
+                                description="the runs whose verified solutions the harness was shown")
 
 
 class Reported(BaseModel):
@@ -72,7 +74,8 @@ def build_server(pipeline: JitPipeline):
         return Solved(run_id=result.run_id, answer=run.answer if run else None,
                       reward=run.reward if run else None, verdict=run.verdict if run else "",
                       route=result.route, harness=result.harness.name, harness_id=result.harness.id,
-                      cluster=result.cluster, error=run.error if run else None)
+                      cluster=result.cluster, error=run.error if run else None,
+                      examples=list(result.examples))
 
     @server.tool(structured_output=True,
                  description="Report how a run went, where only you can tell: a reward in [0, 1] for the "

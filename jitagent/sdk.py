@@ -73,6 +73,7 @@ class Solved:
     wall_s: float
     error: str | None  # an infrastructure failure (not the harness's doing)
     bank_decision: str
+    examples: tuple[str, ...] = ()  # the runs whose verified solutions the harness was shown
 
     @property
     def verified(self) -> bool:
@@ -86,7 +87,7 @@ class Solved:
                    synthesis.harness.id, synthesis.harness.name, synthesis.cluster, known(run, "answer"),
                    known(run, "passed"), known(run, "reward"), run.verdict, known(run.cost, "prompt_tokens"),
                    known(run.cost, "completion_tokens"), synthesis.wall_s, run.error or None,
-                   result.bank_decision)
+                   result.bank_decision, tuple(result.examples))
 
 
 @dataclass(frozen=True)

@@ -145,7 +145,9 @@ def event_line(event) -> str:
     if which == "step":
         return f"step/{enum_name(pb.StepKind, 'STEP_KIND', event.step.kind)}: {event.step.text[:200]}"
     if which == "chosen":
-        return f"chosen: {event.chosen.name} ({event.chosen.harness_id})"
+        shown = event.chosen.examples
+        return (f"chosen: {event.chosen.name} ({event.chosen.harness_id})"
+                + (f", shown {len(shown)} verified solution(s): {', '.join(shown)}" if shown else ""))
     return f"{which}: {getattr(event, which).text[:200]}"
 
 

@@ -145,6 +145,7 @@ def solve_result_to_proto(result: SolveResult) -> pb.SolveResult:
         synthesis=synthesis_to_proto(result),
         run=run_to_proto(result.run),
         bank_decision=result.bank_decision,
+        examples=result.examples,
     )
 
 
@@ -191,7 +192,8 @@ def event_to_proto(event: SolveEvent, run_id: str) -> pb.SolveEvent:
                 )
             )
         case Chosen():
-            msg.chosen.CopyFrom(pb.Chosen(harness_id=event.harness.id, name=event.harness.name))
+            msg.chosen.CopyFrom(pb.Chosen(harness_id=event.harness.id, name=event.harness.name,
+                                          examples=event.examples))
         case Step():
             msg.step.CopyFrom(
                 pb.Step(

@@ -143,7 +143,7 @@ def jitagent_fields(result: SolveResult) -> dict:
     return {"run_id": result.run_id, "route": result.route, "harness_id": result.harness.id,
             "harness_name": result.harness.name, "cluster": result.cluster,
             "reward": run.reward if run else None, "verdict": run.verdict if run else "",
-            "error": run.error if run else None}
+            "error": run.error if run else None, "examples": list(result.examples)}
 
 
 class OpenAIDoor:

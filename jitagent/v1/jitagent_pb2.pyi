@@ -353,16 +353,18 @@ class RunResult(_message.Message):
     def __init__(self, task_id: _Optional[str] = ..., harness_id: _Optional[str] = ..., answer: _Optional[str] = ..., passed: _Optional[bool] = ..., reward: _Optional[float] = ..., verdict: _Optional[str] = ..., cost: _Optional[_Union[Cost, _Mapping]] = ..., error: _Optional[str] = ..., interrupted: _Optional[bool] = ...) -> None: ...
 
 class SolveResult(_message.Message):
-    __slots__ = ("run_id", "synthesis", "run", "bank_decision")
+    __slots__ = ("run_id", "synthesis", "run", "bank_decision", "examples")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     SYNTHESIS_FIELD_NUMBER: _ClassVar[int]
     RUN_FIELD_NUMBER: _ClassVar[int]
     BANK_DECISION_FIELD_NUMBER: _ClassVar[int]
+    EXAMPLES_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     synthesis: SynthesisResult
     run: RunResult
     bank_decision: str
-    def __init__(self, run_id: _Optional[str] = ..., synthesis: _Optional[_Union[SynthesisResult, _Mapping]] = ..., run: _Optional[_Union[RunResult, _Mapping]] = ..., bank_decision: _Optional[str] = ...) -> None: ...
+    examples: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, run_id: _Optional[str] = ..., synthesis: _Optional[_Union[SynthesisResult, _Mapping]] = ..., run: _Optional[_Union[RunResult, _Mapping]] = ..., bank_decision: _Optional[str] = ..., examples: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Routed(_message.Message):
     __slots__ = ("route", "cluster", "text", "arms")
@@ -395,12 +397,14 @@ class CandidateChecked(_message.Message):
     def __init__(self, index: _Optional[int] = ..., ok: _Optional[bool] = ..., text: _Optional[str] = ...) -> None: ...
 
 class Chosen(_message.Message):
-    __slots__ = ("harness_id", "name")
+    __slots__ = ("harness_id", "name", "examples")
     HARNESS_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
+    EXAMPLES_FIELD_NUMBER: _ClassVar[int]
     harness_id: str
     name: str
-    def __init__(self, harness_id: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+    examples: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, harness_id: _Optional[str] = ..., name: _Optional[str] = ..., examples: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Step(_message.Message):
     __slots__ = ("kind", "text", "tool", "ok", "step", "depth")

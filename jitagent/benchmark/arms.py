@@ -3,9 +3,22 @@
 The tool arms are jit_warm's stream from a bank that also had code written for its clusters ahead of time
 (on `learn`, gated on `score`): `jit_tools` by the tool writer (`--tool-writer`), `jit_tools_small` by the
 meta-model (the writer's size, measured), `jit_tools_unverified` by the tool writer with the first draft
-that runs accepted, unchecked (what verification is worth)."""
+that runs accepted, unchecked (what verification is worth).
+
+The examples arms: `jit_examples` is jit_warm's stream from a bank where each warm seed's variant shown its
+cluster's verified solutions (`prompts.examples`, default settings) was warmed on `learn` after the seeds, so
+it is an arm of every cluster; `examples_ablation` runs the best fixed seed's variants of EXAMPLE_ABLATIONS
+through the `final` stream alone (no routing), each from the warm bank, recording its own outcomes as it goes
+(a task is shown only earlier tasks' solutions): what the examples are worth by how they are picked and how
+many."""
+
+from jitagent.spec import ExamplesSpec
 
 TOOL_ARMS = ("jit_tools", "jit_tools_small", "jit_tools_unverified")
-ARMS = ("fixed", "oracle", "jit_static", "jit_stream", "jit_warm", *TOOL_ARMS)
+EXAMPLE_ARMS = ("jit_examples", "examples_ablation")
+EXAMPLE_ABLATIONS = (ExamplesSpec(k=1), ExamplesSpec(k=2), ExamplesSpec(k=3),
+                     ExamplesSpec(k=2, pick="nearest"), ExamplesSpec(k=2, pick="random"))
+ARMS = ("fixed", "oracle", "jit_static", "jit_stream", "jit_warm", *TOOL_ARMS, *EXAMPLE_ARMS)
 DEFAULT_ARMS = ("fixed", "oracle", "jit_stream", "jit_warm")
 STREAM_ARMS = tuple(a for a in ARMS if a.startswith("jit_"))
+WARMED_ARMS = ("jit_warm", *TOOL_ARMS, *EXAMPLE_ARMS)  # arms that start from the warm bank

@@ -46,14 +46,16 @@ class Ledger:
 
 
 def unit_row(arm: str, task: Task, repeat: int, run, *, budget_exhausted: bool, route: str = "fixed",
-             harness: str = "", synthesis=None, order: int | None = None) -> dict:
+             harness: str = "", synthesis=None, order: int | None = None, examples: int = 0) -> dict:
     """One finished unit. Running out of the bench's per-task budget is the arm's result, not
-    infrastructure; synthesis cost is None (unknown) where it was not counted."""
+    infrastructure; synthesis cost is None (unknown) where it was not counted. `examples`: the verified
+    solutions its harness was shown (their tokens are in its execution tokens)."""
     cost = synthesis
     return {"arm": arm, "task_id": task.id, "type": task.type, "repeat": repeat, "order": order,
             "at": time.time(),
             "reward": run.reward, "passed": run.passed, "error": None if budget_exhausted else run.error,
             "budget_exhausted": budget_exhausted, "route": route, "harness": harness or run.harness_id,
+            "examples": examples,
             "execution_tokens": run.cost.tokens, "synthesis_tokens": cost.synthesis.tokens if cost else 0,
             "repair_tokens": known_sum(cost.repair.tokens, cost.dry_run.tokens) if cost else 0,
             "wall_s": run.cost.wall_s + ((cost.synthesis.wall_s + cost.repair.wall_s + cost.dry_run.wall_s)

@@ -9,12 +9,21 @@ from pathlib import Path
 
 from harness_bank.router import ROUTES
 from jitagent.benchmark.ledger import Ledger, total_tokens
-from jitagent.benchmark.stats import HINDSIGHT, best_fixed, hindsight_rows, summarize, wall_percentiles
+from jitagent.benchmark.stats import (
+    HINDSIGHT,
+    best_fixed,
+    hindsight_rows,
+    paired_difference,
+    summarize,
+    wall_percentiles,
+)
 from jitagent.usage import known_sum
 
-JIT_ARMS = ("jit_tools", "jit_tools_small", "jit_tools_unverified", "jit_warm", "jit_stream", "jit_static")
-COLORS = {"jit_tools": "tab:purple", "jit_tools_small": "tab:pink", "jit_tools_unverified": "tab:olive",
-          "jit_warm": "tab:red", "jit_stream": "tab:orange", "jit_static": "tab:gray"}
+JIT_ARMS = ("jit_examples", "jit_tools", "jit_tools_small", "jit_tools_unverified", "jit_warm", "jit_stream",
+            "jit_static")
+COLORS = {"jit_examples": "tab:brown", "jit_tools": "tab:purple", "jit_tools_small": "tab:pink",
+          "jit_tools_unverified": "tab:olive", "jit_warm": "tab:red", "jit_stream": "tab:orange",
+          "jit_static": "tab:gray"}
 
 
 def _num(value: float | None) -> str:
@@ -152,17 +161,20 @@ def report(bench, command: str) -> str:
     ledger = bench.ledger
     hindsight, choice = hindsight_rows(ledger)
     extra = {HINDSIGHT: hindsight} if hindsight else {}
-    arms = [f"fixed:{n}" for n in bench.seeds] + ["oracle", HINDSIGHT, *JIT_ARMS]
+    ablations = [a for a in ledger.arms() if a.startswith("ablation:")]
+    arms = [f"fixed:{n}" for n in bench.seeds] + ["oracle", HINDSIGHT, *JIT_ARMS, *ablations]
     rows = summarize(ledger, arms, extra)
     images = plots(ledger, rows, bench.config.out, command)
     text = (f"`{command}`\n\n{markdown(rows)}\n\nBest fixed seed on `final` (the paired baseline): "
             f"{best_fixed(ledger) or '–'}. Hindsight oracle (the best fixed seed per type chosen on `final` "
             f"itself — the upper bound of routing among the seeds run there, not a competitor): "
             + ", ".join(f"{t} → {s}" for t, s in sorted(choice.items(), key=str)) + ".\n\n")
+    text += goals(ledger, rows, hindsight) + "\n\n"
     text += "Mean reward per task type:\n\n" + per_type(ledger, [r["arm"] for r in rows], extra) + "\n\n"
-    warm = summarize(ledger, [a for a in ledger.arms() if a.startswith("warm:")])
+    warmed = [a for a in ledger.arms() if a.startswith(("warm:", "warm-examples:"))]
+    warm = summarize(ledger, warmed)
     if warm:
-        units = [r for a in ledger.arms() if a.startswith("warm:") for r in ledger.rows(a)]
+        units = [r for a in warmed for r in ledger.rows(a)]
         tokens = [r["execution_tokens"] for r in units]
         text += (f"Warm-up on `learn` (once, shared by every jit_warm repeat): {len(units)} units, "
                  f"{_num(known_sum(*tokens))} tokens, "
@@ -171,7 +183,7 @@ def report(bench, command: str) -> str:
     text += f"Unit wall time per phase: {phases(ledger)}\n\n"
     text += (f"Unit wall time against the budget:\n\n"
              f"{wall_times(ledger, [r['arm'] for r in rows], bench.config.budget_s, extra)}\n\n")
-    text += "\n".join(f"![{p.stem}]({p})\n\n`{command}`" for p in images)
+    text += "\n".join(f"![{p.stem}]({p.name})\n\n`{command}`" for p in images)  # beside report.md
     screen = summarize(ledger, [f"score:{n}" for n in bench.seeds])
     if screen:
         picked = ", ".join(f"{t} → {s}" for t, s in sorted(bench.oracle_choice().items(), key=str))
@@ -181,6 +193,43 @@ def report(bench, command: str) -> str:
                  f"{picked}")
     (bench.config.out / "report.md").write_text(text + "\n")
     return text
+
+
+def goals(ledger: Ledger, rows: list[dict], hindsight: list[dict]) -> str:
+    """The learning arms against the goals: paired against the best fixed seed and the hindsight oracle,
+    tokens against the best fixed seed's, the exploit share, and success over the stream's thirds (first,
+    middle, last by position; what learning shows)."""
+    by_arm = {r["arm"]: r for r in rows}
+    baseline = by_arm.get(best_fixed(ledger) or "")
+    baseline_units = ledger.rows(baseline["arm"]) if baseline else []
+    lines = ["| arm | success | vs best fixed seed (paired 95% CI) | vs hindsight oracle (paired 95% CI) | "
+             "× best seed's tokens | exploit | stream thirds |", "|---|---|---|---|---|---|---|"]
+    for arm in [r["arm"] for r in rows if r["arm"].startswith(("jit", "ablation:"))]:
+        units = ledger.rows(arm)
+        tokens, theirs = total_tokens(by_arm[arm]), total_tokens(baseline) if baseline else None
+        ratio = "unknown" if tokens is None or not theirs else f"{tokens / theirs:.2f}"
+        routed = [r for r in units if r["route"] in ROUTES]
+        exploit = f"{sum(r['route'] == 'exploit' for r in routed) / len(routed):.0%}" if routed else "–"
+        lines.append(f"| {arm} | {by_arm[arm]['success']:.1%} | {_paired(units, baseline_units)} | "
+                     f"{_paired(units, hindsight)} | {ratio} | {exploit} | {thirds(units)} |")
+    return "Against the goals:\n\n" + "\n".join(lines)
+
+
+def _paired(units: list[dict], baseline: list[dict] | None) -> str:
+    if not baseline:
+        return "–"
+    diff, low, high, n = paired_difference(units, baseline)
+    return f"{diff * 100:+.1f} ({low * 100:+.1f} to {high * 100:+.1f}), {n} tasks"
+
+
+def thirds(units: list[dict]) -> str:
+    """Mean reward over the first, middle and last third of the stream's positions (all repeats)."""
+    ordered = [r for r in units if r.get("order") is not None]
+    if not ordered:
+        return "–"
+    length = max(r["order"] for r in ordered) + 1
+    parts = [[r["reward"] for r in ordered if r["order"] * 3 // length == third] for third in range(3)]
+    return " → ".join(f"{statistics.fmean(p):.2f}" if p else "–" for p in parts)
 
 
 def tools_section(bench, rows: list[dict]) -> str:

@@ -31,19 +31,21 @@ from rich.progress import Progress
 
 from harness_bank import HarnessBank
 from jitagent.assembly import pipeline_on
-from jitagent.benchmark.arms import ARMS, DEFAULT_ARMS, STREAM_ARMS, TOOL_ARMS
+from jitagent.benchmark.arms import ARMS, DEFAULT_ARMS, EXAMPLE_ABLATIONS, STREAM_ARMS, TOOL_ARMS, WARMED_ARMS
 from jitagent.benchmark.ledger import Ledger, exhausted_in_synthesis, unit_row
 from jitagent.benchmark.stats import mean_tokens, rank
-from jitagent.catalog import load_seeds, seed_bank
+from jitagent.catalog import load_seeds, seed_bank, spec_reader
 from jitagent.evolve import Evolver
+from jitagent.examples import NOTHING, Shown, examples_for, with_examples
 from jitagent.models.base import Cancelled, ModelClient
-from jitagent.pipeline import JitPipeline, PipelineConfig
+from jitagent.pipeline import JitPipeline, PipelineConfig, record_verified
 from jitagent.runtime.agent import Runtime
+from jitagent.runtime.events import RunResult
 from jitagent.spec import HarnessSpec
 from jitagent.synthesis.synthesize import SynthesisConfig
 from jitagent.tasks import Task, load_suite, spread_over_types
 from jitagent.toolmaking import ToolmakingConfig
-from jitagent.warm import warm_bank
+from jitagent.warm import warm_bank, with_examples_variants
 
 
 @dataclass
@@ -95,7 +97,7 @@ class Bench:
         arms = self.config.arms
         with Progress(disable=not progress, transient=True) as bar:
             self.bar = bar
-            if {"oracle", "jit_warm", *TOOL_ARMS} & set(arms) or ("fixed" in arms and self.config.fixed_top):
+            if {"oracle", *WARMED_ARMS} & set(arms) or ("fixed" in arms and self.config.fixed_top):
                 score = self.tasks("score")
                 for name, spec in self.seeds.items():  # a screening pass: one run each, sampled or not
                     await self._fixed(f"score:{name}", spec, score, repeats=1)
@@ -108,25 +110,29 @@ class Bench:
             for arm in STREAM_ARMS:
                 if arm in arms:
                     await self._jit(arm, final)
+            if "examples_ablation" in arms:
+                await self._ablation(final)
 
     def _repeats(self, spec: HarnessSpec | None) -> int:
         return self.config.repeats if spec is None or sampled(spec) else 1
 
-    async def _execute(self, arm: str, spec: HarnessSpec, task: Task, repeat: int,
-                       route: str = "fixed") -> dict:
+    async def _execute(self, arm: str, spec: HarnessSpec, task: Task, repeat: int, route: str = "fixed",
+                       shown: Shown = NOTHING, order: int | None = None) -> tuple[dict, RunResult]:
+        """One unit, traced; its ledger row and the run. `shown`: the examples it is shown."""
         deadline = time.monotonic() + self.config.budget_s
-        run = await self.runtime.run(spec, task, seed=repeat, deadline=deadline)
+        run = await self.runtime.run(spec, task, seed=repeat, deadline=deadline, examples=shown.messages)
         exhausted = run.interrupted and time.monotonic() >= deadline
-        row = unit_row(arm, task, repeat, run, budget_exhausted=exhausted, route=route)
-        self.ledger.trace(row, run, harness=spec.name)
-        return row
+        row = unit_row(arm, task, repeat, run, budget_exhausted=exhausted, route=route, order=order,
+                       examples=len(shown.sources))
+        self.ledger.trace(row, run, harness=spec.name, examples=list(shown.sources))
+        return row, run
 
     async def _fixed(self, arm: str, spec: HarnessSpec, tasks: list[Task], repeats: int) -> None:
         job = self.bar.add_task(arm, total=len(tasks) * repeats)
         for repeat in range(repeats):
             for task in tasks:
                 if not self.ledger.done(arm, task.id, repeat):
-                    self.ledger.add(await self._execute(arm, spec, task, repeat))
+                    self.ledger.add((await self._execute(arm, spec, task, repeat))[0])
                 self.bar.advance(job)
 
     def screened(self, k: int) -> list[str]:
@@ -155,26 +161,33 @@ class Bench:
             spec = self.seeds[choice.get(task.type, fallback)]
             for repeat in range(self._repeats(spec)):
                 if not self.ledger.done("oracle", task.id, repeat):
-                    self.ledger.add(await self._execute("oracle", spec, task, repeat, route="oracle"))
+                    self.ledger.add((await self._execute("oracle", spec, task, repeat, route="oracle"))[0])
             self.bar.advance(job)
 
-    async def _warm(self) -> Path:
+    def warm_seeds(self) -> dict[str, HarnessSpec]:
+        names = self.screened(self.config.warm_top) if self.config.warm_top else list(self.seeds)
+        return {name: self.seeds[name] for name in names}
+
+    async def _warm(self, name: str = "warm", specs: dict[str, HarnessSpec] | None = None,
+                    source: Path | None = None) -> Path:
         """The warm bank, built once from the screen's best seeds on `learn` (resumable) and copied
-        for every jit_warm repeat, so each stream starts from the same evidence."""
-        path = self.config.out / "warm.db"
+        for every jit_warm repeat, so each stream starts from the same evidence. `specs` run after
+        `source`'s (the examples variants after the seeds), into a bank of their own `name`."""
+        path = self.config.out / f"{name}.db"
+        if source is not None and not path.exists():
+            copy_bank(source, path)
         bank = HarnessBank(path)
         seed_bank(bank)
-        names = self.screened(self.config.warm_top) if self.config.warm_top else list(self.seeds)
-        specs = {name: self.seeds[name] for name in names}
+        specs = specs or self.warm_seeds()
         tasks = self.tasks("learn")
-        job = self.bar.add_task("warm", total=len(specs) * len(tasks))
+        job = self.bar.add_task(name, total=len(specs) * len(tasks))
         for spec in specs.values():  # the ledger mirrors the bank, so the report can show the warm-up
             for task in tasks:
                 if bank.has_outcome(spec.id, task.id):
                     self.bar.advance(job)
         async for unit in warm_bank(bank, self.runtime, specs, tasks, budget_s=self.config.budget_s,
                                      out_of_budget_scores_zero=True):
-            row = unit_row(f"warm:{unit.name}", unit.task, 0, unit.run,
+            row = unit_row(f"{name}:{unit.name}", unit.task, 0, unit.run,
                            budget_exhausted=unit.budget_exhausted)
             self.ledger.add(row)
             self.ledger.trace(row, unit.run, harness=unit.name)
@@ -187,9 +200,7 @@ class Bench:
         writer, built once (resumable: its steps in tools-<arm>.jsonl) and copied for every repeat."""
         path = self.config.out / f"{arm}.db"
         if not path.exists():
-            source = HarnessBank(warm)
-            source.backup(path)
-            source.close()
+            copy_bank(warm, path)
         # jit_tools and jit_tools_unverified share a writer, seeds and prompts, so their drafts too
         writer = self.meta if arm == "jit_tools_small" else self.drafts
         config = PipelineConfig(toolmaking=ToolmakingConfig(verify_heldout=arm != "jit_tools_unverified"))
@@ -203,9 +214,13 @@ class Bench:
         return path
 
     async def _jit(self, arm: str, tasks: list[Task]) -> None:
-        warm = await self._warm() if arm == "jit_warm" or arm in TOOL_ARMS else None
+        warm = await self._warm() if arm in WARMED_ARMS else None
         if arm in TOOL_ARMS:
             warm = await self._tooled(arm, warm)
+        if arm == "jit_examples":
+            seeds = self.warm_seeds()
+            variants = {n: s for n, s in with_examples_variants(seeds).items() if n not in seeds}
+            warm = await self._warm("warm-examples", variants, source=warm)
         job = self.bar.add_task(arm, total=len(tasks) * self.config.repeats)
         learn = arm != "jit_static"
         for repeat in range(self.config.repeats):
@@ -219,9 +234,7 @@ class Bench:
                 # a resumed stream restarts its bank: its experience must come from this stream
                 stale.unlink()
             if warm is not None:
-                source = HarnessBank(warm)
-                source.backup(bank_path)
-                source.close()
+                copy_bank(warm, bank_path)
             pipeline = pipeline_on(bank_path, self.meta, self.solver, PipelineConfig(
                 learn=learn, keep_candidates=learn, synthesis=SynthesisConfig(n=self.config.n),
                 online_tools=False))
@@ -241,14 +254,53 @@ class Bench:
             return exhausted_in_synthesis(arm, task, repeat, position, time.monotonic() - start)
         exhausted = result.run.interrupted and time.monotonic() >= deadline
         row = unit_row(arm, task, repeat, result.run, budget_exhausted=exhausted, route=result.route,
-                       harness=result.harness.id, synthesis=result.synthesis_cost, order=position)
+                       harness=result.harness.id, synthesis=result.synthesis_cost, order=position,
+                       examples=len(result.examples))
         row["candidates"] = len(result.synthesis.candidates) if result.synthesis else 0
         row["broken"] = (sum(c.broken_after_repair for c in result.synthesis.candidates) if result.synthesis
                          else 0)
         self.ledger.trace(row, result.run, harness=result.harness.name, route=result.route,
+                          examples=list(result.examples),
                           reason=result.synthesis.reason if result.synthesis else "",
                           references=[r.name for r in result.references])
         return row
+
+    async def _ablation(self, tasks: list[Task]) -> None:
+        """The best fixed seed's variants with examples (EXAMPLE_ABLATIONS), each alone over the stream of
+        `final` from the warm bank, each run recorded once verified: a task is shown earlier tasks' solutions,
+        never its own. One order (the first repeat's); each variant in a bank of its own."""
+        warm = await self._warm()
+        seed = self.seeds[self.fixed_seeds()[0]]
+        order = list(tasks)
+        random.Random(0).shuffle(order)
+        for settings in EXAMPLE_ABLATIONS:
+            variant = with_examples(seed, settings)
+            arm = f"ablation:{variant.name}"
+            if all(self.ledger.done(arm, t.id, 0) for t in order):
+                continue
+            path = self.config.out / f"ablation-{variant.name}.db"
+            for stale in self.config.out.glob(path.name + "*"):  # a resumed stream restarts its bank
+                stale.unlink()
+            copy_bank(warm, path)
+            bank = HarnessBank(path)
+            bank.add_harness(variant.model_dump(mode="json"))
+            spec_of = spec_reader(bank)
+            job = self.bar.add_task(arm, total=len(order))
+            for position, task in enumerate(order):
+                cluster = bank.cluster_for(task.prompt, task.type, tuple(task.tags))
+                shown = examples_for(bank, spec_of, variant, task, cluster)
+                row, run = await self._execute(arm, variant, task, 0, shown=shown, order=position)
+                self.ledger.add(row)
+                if row["error"] is None:  # verified, or out of the budget: a genuine 0, as in the streams
+                    record_verified(bank, task, variant, run, cluster)
+                self.bar.advance(job)
+            bank.close()
+
+
+def copy_bank(source: Path, target: Path) -> None:
+    bank = HarnessBank(source)
+    bank.backup(target)
+    bank.close()
 
 
 class Remembered:

@@ -99,6 +99,7 @@ def summarize(ledger: Ledger, arms: list[str], extra: dict[str, list[dict]] | No
 
         candidates = sum(r.get("candidates", 0) for r in units)
         jit = arm.startswith("jit")
+        paired = jit or arm.startswith("ablation:")
         out.append({
             "arm": arm, "success": statistics.fmean(means), "ci": (low, high), "tasks": len(means),
             "repeats": max(r["repeat"] for r in units) + 1,
@@ -107,7 +108,7 @@ def summarize(ledger: Ledger, arms: list[str], extra: dict[str, list[dict]] | No
             "execution_tokens": known_mean(units, "execution_tokens"), "wall_s": known_mean(units, "wall_s"),
             "broken_rate": sum(r.get("broken", 0) for r in units) / candidates if candidates else 0.0,
             "routes": {k: sum(r["route"] == k for r in units) / len(units) for k in ROUTES} if jit else None,
-            "vs_best": paired_difference(units, baseline) if jit and baseline else None,
+            "vs_best": paired_difference(units, baseline) if paired and baseline else None,
             "infra_errors": sum(r["error"] is not None for r in units),
             "out_of_budget": sum(bool(r.get("budget_exhausted")) for r in units) / len(units),
             "unknown_tokens": sum(total_tokens(r) is None for r in units)})

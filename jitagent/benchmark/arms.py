@@ -16,8 +16,9 @@ from jitagent.spec import ExamplesSpec
 
 TOOL_ARMS = ("jit_tools", "jit_tools_small", "jit_tools_unverified")
 EXAMPLE_ARMS = ("jit_examples", "examples_ablation")
-EXAMPLE_ABLATIONS = (ExamplesSpec(k=1), ExamplesSpec(k=2), ExamplesSpec(k=3),
-                     ExamplesSpec(k=2, pick="nearest"), ExamplesSpec(k=2, pick="random"))
+# the default first, then how they are picked, then how many: a cut-short run still reads the main contrasts
+EXAMPLE_ABLATIONS = (ExamplesSpec(k=2), ExamplesSpec(k=2, pick="nearest"), ExamplesSpec(k=2, pick="random"),
+                     ExamplesSpec(k=1), ExamplesSpec(k=3))
 ARMS = ("fixed", "oracle", "jit_static", "jit_stream", "jit_warm", *TOOL_ARMS, *EXAMPLE_ARMS)
 DEFAULT_ARMS = ("fixed", "oracle", "jit_stream", "jit_warm")
 STREAM_ARMS = tuple(a for a in ARMS if a.startswith("jit_"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 from pathlib import Path
 
 from jitagent import DEFAULT_ADDRESS, settings
@@ -16,6 +17,7 @@ from jitagent.cli_common import (
     USAGE,
     Bounded,
     Failure,
+    OutOfRange,
     common,
     output,
     parent_parser,
@@ -26,7 +28,17 @@ from jitagent.cli_common import (
 from jitagent.settings import Setting
 
 TOKEN_ENV = "JITAGENT_AUTH_TOKEN"
-ADDRESS = Setting("--address", DEFAULT_ADDRESS, str, "the server (default: ${variable} or {default})",
+
+
+def address(text: str) -> str:
+    """HOST:PORT with a port gRPC would not wrap around or default (it takes 99999 and -5 as other ports)."""
+    host, colon, port = text.rpartition(":")
+    if not (colon and host and port.isdigit() and 1 <= int(port) <= 65535):
+        raise OutOfRange(f"expected HOST:PORT with a port from 1 to 65535, got {text!r}")
+    return text
+
+
+ADDRESS = Setting("--address", DEFAULT_ADDRESS, address, "the server (default: ${variable} or {default})",
                   metavar="HOST:PORT")
 USER_ERRORS = ("INVALID_ARGUMENT", "NOT_FOUND", "ALREADY_EXISTS", "FAILED_PRECONDITION")
 
@@ -124,8 +136,9 @@ def cmd_solve(args) -> int:
         async for event in client.solve(task, n=args.n or 0, timeout=args.timeout):
             if args.json:
                 _emit(event)
-            else:
-                print(event_line(event), flush=True)
+            else:  # the events say how it goes (stderr); the result line is the result (stdout)
+                result = event.WhichOneof("event") == "result"
+                print(event_line(event), file=sys.stdout if result else sys.stderr, flush=True)
 
     return _run_client(args, use)
 

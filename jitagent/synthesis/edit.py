@@ -58,6 +58,7 @@ def full_spec_schema() -> dict:
 
 
 VARIANT = " Variant: "
+INSTRUCTION = " Instruction: "
 
 
 def build_spec(edit: HarnessEdit, parent: HarnessSpec) -> HarnessSpec:
@@ -78,14 +79,14 @@ def build_spec(edit: HarnessEdit, parent: HarnessSpec) -> HarnessSpec:
             data["tools"]["required_first"] = None
     if edit.max_steps is not None:
         data["limits"]["max_steps"] = edit.max_steps
-    if edit.instruction.strip():
+    if edit.instruction.strip() and edit.instruction.strip() not in data["prompts"]["instructions"]:
         data["prompts"]["instructions"] = [*data["prompts"]["instructions"], edit.instruction.strip()]
     data["envelope"] = {}
     a, p, t = data["action"], data["planning"], data["tools"]["tools"]
     behaviour = {k: v for k, v in data.items() if k not in ("name", "description", "envelope")}
     digest = hashlib.sha256(json.dumps(behaviour, sort_keys=True).encode()).hexdigest()
     data["name"] = f"{root_name(parent.name)}~{digest[:6]}"
-    instruction = f" Instruction: {edit.instruction.strip()}" if edit.instruction.strip() else ""
+    instruction = f"{INSTRUCTION}{edit.instruction.strip()}" if edit.instruction.strip() else ""
     data["description"] = (f"{parent.description.split(VARIANT)[0]}{VARIANT}action {a['kind']} (answer from "
                            f"{a['answer_from']}), planning {p['kind']}, memory {data['memory']['kind']}, "
                            f"tools {t or 'none'}, max_steps {data['limits']['max_steps']}." + instruction)

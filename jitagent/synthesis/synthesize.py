@@ -120,6 +120,7 @@ class Repair:
     seed: int
     cancel: CancelToken | None
     cost: SynthesisCost
+    shown: tuple[str, ...] = ()  # the other tasks the request showed (failures): no instruction copies them
 
 
 @dataclass(frozen=True)
@@ -164,7 +165,8 @@ class Synthesizer:
         candidates = []
         for index, text in enumerate(generation.texts):
             candidate = Candidate(index)
-            repair = Repair(messages=base, schema=schema, seed=seed, cancel=cancel, cost=cost)
+            repair = Repair(messages=base, schema=schema, seed=seed, cancel=cancel, cost=cost,
+                            shown=tuple(f["task_text"] for f in failures or ()))
             async for checked in self._checked(candidate, text, parents, task, repair):
                 yield checked
             candidates.append(candidate)
@@ -190,15 +192,15 @@ class Synthesizer:
         """`stream`'s outcome alone."""
         return await last_of(self.stream(task, references, prior, **kw), Synthesis)
 
-    async def _check(self, text: str, parents, task: Task) -> Validated:
-        return await validate_static(text, parents, task, self.config.ceilings)
+    async def _check(self, text: str, parents, task: Task, repair: Repair) -> Validated:
+        return await validate_static(text, parents, task, self.config.ceilings, repair.shown)
 
     async def _checked(self, candidate: Candidate, text: str, parents: dict[str, HarnessSpec], task: Task,
                        repair: Repair) -> AsyncIterator[CandidateChecked]:
         """A draft up the validation ladder and, while it is broken, repaired from the exact error (up to
         `repair_rounds`); the candidate keeps every round and ends with the last one's spec."""
         cfg, index = self.config, candidate.index
-        checked = await self._check(text, parents, task)
+        checked = await self._check(text, parents, task, repair)
         candidate.rounds.append(Round(0, text, checked.error))
         yield CandidateChecked(index, 0, checked.error)
         for number in range(1, cfg.repair_rounds + 1):
@@ -212,7 +214,7 @@ class Synthesizer:
                                            json_schema=repair.schema, cancel=repair.cancel)
             repair.cost.repair.add(fix.usage)
             repair.cost.repair.wall_s += time.monotonic() - start
-            checked = await self._check(fix.text, parents, task)
+            checked = await self._check(fix.text, parents, task, repair)
             repeated = any(r.output == fix.text for r in candidate.rounds)
             candidate.rounds.append(Round(number, fix.text, checked.error))
             yield CandidateChecked(index, number, checked.error)

@@ -4,8 +4,8 @@
 2. spec     — the built HarnessSpec validates (field-named errors; templates fill without error,
               a `code` section parses and defines its stage interface)
 3. semantic — tools exist and the task allows them; limits within the server's ceilings
-   (before it: what is merely too big is clamped, and an added instruction copying the task —
-   a reward-hacking smell — is dropped; both are recorded as notes)
+   (before it: what is merely too big is clamped, and an instruction copying a task the
+   meta-model was shown — a reward-hacking smell — is dropped; both are recorded as notes)
 4. code     — a `code` section survives a smoke call in the sandbox with sample inputs
 5. dry run  — the harness runs on the task with a step cap without a harness error
 """
@@ -22,7 +22,7 @@ from jitagent.nesting import NestingError, json_loads
 from jitagent.runtime.stage_code import StageCodeError, call_stage
 from jitagent.sandbox import Workspace
 from jitagent.spec import HarnessSpec, SpecError, format_validation_error, parse_spec
-from jitagent.synthesis.edit import HarnessEdit, build_spec
+from jitagent.synthesis.edit import INSTRUCTION, HarnessEdit, build_spec
 from jitagent.tasks import Task
 
 SMOKE_INPUTS = {
@@ -136,24 +136,32 @@ def semantic_errors(spec: HarnessSpec, task: Task, ceilings: Ceilings) -> list[s
     return errors
 
 
-def copies_task(line: str, task: Task) -> bool:
-    """An added instruction that restates the task or carries its numbers (a possible wrong
-    answer, or a hint hard-coded for one task) is dropped, never trusted."""
-    task_words = set(re.findall(r"\w+", task.prompt.lower()))
+QUOTED = re.compile(r"""'([^'\n]{3,})'|"([^"\n]{3,})"|`([^`\n]{3,})`""")
+
+
+def copies_task(line: str, text: str) -> bool:
+    """An added instruction that restates a task the meta-model was shown, carries its numbers (a possible
+    wrong answer, or a hint hard-coded for one task) or quotes a phrase of it is dropped, never trusted:
+    a harness serves a cluster, not one task, and its lineage must not compound one task's text."""
+    task_words = set(re.findall(r"\w+", text.lower()))
     words = re.findall(r"\w+", line.lower())
-    shares_numbers = set(re.findall(r"\d{2,}", line)) & set(re.findall(r"\d{2,}", task.prompt))
-    return bool(shares_numbers) or (len(words) >= 6
-                                    and sum(w in task_words for w in words) / len(words) > 0.6)
+    shares_numbers = set(re.findall(r"\d{2,}", line)) & set(re.findall(r"\d{2,}", text))
+    quoted = (g.strip().lower() for m in QUOTED.finditer(line) for g in m.groups() if g)
+    quotes = any(q in text.lower() for q in quoted)
+    return bool(shares_numbers) or quotes or (len(words) >= 6
+                                              and sum(w in task_words for w in words) / len(words) > 0.6)
 
 
-def drop_copied_instructions(spec: HarnessSpec, task: Task, notes: list[str]) -> HarnessSpec:
-    kept = [line for line in spec.prompts.instructions if not copies_task(line, task)]
-    if len(kept) == len(spec.prompts.instructions):
+def drop_copied_instructions(spec: HarnessSpec, texts: tuple[str, ...], notes: list[str]) -> HarnessSpec:
+    """`spec` without the instruction lines that copy any of `texts` (the tasks the meta-model was shown)."""
+    dropped = [line for line in spec.prompts.instructions if any(copies_task(line, t) for t in texts)]
+    if not dropped:
         return spec
-    dropped = len(spec.prompts.instructions) - len(kept)
-    notes.append(f"dropped {dropped} added instruction(s) copying the task")
+    notes.append(f"dropped {len(dropped)} instruction(s) copying a task")
     data = spec.model_dump(mode="json")
-    data["prompts"]["instructions"] = kept
+    data["prompts"]["instructions"] = [line for line in spec.prompts.instructions if line not in dropped]
+    for line in dropped:  # the variant's description names its instruction (edit.build_spec)
+        data["description"] = data["description"].replace(f"{INSTRUCTION}{line}", "")
     return parse_spec(data)
 
 
@@ -169,12 +177,14 @@ async def check_code(spec: HarnessSpec) -> str | None:
 
 
 async def validate_static(text: str, parents: dict[str, HarnessSpec], task: Task,
-                          ceilings: Ceilings) -> Validated:
-    """Rungs 1-4 (the dry run needs a solver and is run by the synthesizer)."""
+                          ceilings: Ceilings, shown: tuple[str, ...] = ()) -> Validated:
+    """Rungs 1-4 (the dry run needs a solver and is run by the synthesizer). `shown`: the texts of the other
+    tasks the meta-model was shown (its parent's failures), which no instruction may copy either."""
     result = parse_output(text, parents, ceilings)
     if result.spec is None:
         return result
-    result.spec = drop_copied_instructions(clamp(result.spec, ceilings, result.notes), task, result.notes)
+    result.spec = drop_copied_instructions(clamp(result.spec, ceilings, result.notes), (task.prompt, *shown),
+                                           result.notes)
     errors = semantic_errors(result.spec, task, ceilings)
     result.checks.append(Check("semantic", not errors, "; ".join(errors)))
     if errors:

@@ -104,6 +104,13 @@ def test_a_client_without_a_server_says_so_in_one_line():
     assert "jitagent serve" in done.stderr
 
 
+@pytest.mark.parametrize("address", ["127.0.0.1:99999", "127.0.0.1:-5", "127.0.0.1", ":50051", "h:0"])
+def test_an_address_grpc_would_wrap_or_default_is_a_usage_error(address):
+    done = jitagent("client", "health", "--address", address)
+    assert done.returncode == 2 and one_line(done).startswith(
+        f"jitagent client health: --address: expected HOST:PORT with a port from 1 to 65535, got '{address}'")
+
+
 def test_shared_options_go_before_or_after_the_subcommand(server):
     address, _ = server
     after = jitagent("client", "solve", "Name a colour.", "--address", address, "--json")
@@ -118,6 +125,9 @@ def test_an_unverified_solve_shows_no_reward_and_a_report_attaches_to_its_run(se
     address, _ = server
     shown = jitagent("client", "solve", "Write a haiku about the sea.", "--address", address)
     assert shown.returncode == 0 and "reward=unverified" in shown.stdout, shown.stderr
+    # stdout is the result alone; the events, as it went, are on stderr
+    assert shown.stdout.strip().splitlines()[0].startswith("result: ") and len(shown.stdout.splitlines()) == 1
+    assert "chosen: " in shown.stderr and "result: " not in shown.stderr
     done = jitagent("client", "solve", "Write a haiku about the sea.", "--address", address, "--json")
     result = json.loads(done.stdout.splitlines()[-1])["result"]
     assert "reward" not in result["run"] and "passed" not in result["run"]

@@ -79,7 +79,7 @@ def test_too_big_limits_are_clamped_and_copied_instructions_dropped():
     assert result.ok
     assert result.spec.limits.max_steps == Ceilings().max_steps and result.spec.tools.tools == ["python"]
     assert result.spec.prompts.instructions == []
-    assert any("clamped" in n for n in result.notes) and any("copying the task" in n for n in result.notes)
+    assert any("clamped" in n for n in result.notes) and any("copying a task" in n for n in result.notes)
 
 
 def synthesizer(replies, **config):
@@ -163,3 +163,26 @@ def test_prompt_prefix_is_byte_identical_across_tasks():
     assert a[0] == b[0]
     prefix = a[1]["content"].split("Task:")[0]
     assert b[1]["content"].startswith(prefix)
+
+
+def test_a_chain_of_five_mutations_carries_no_tasks_text_and_no_repeated_line():
+    """Each meta-model answer adds a generic line (again) and a line from a task it was shown: the current
+    one quoted, or its parent's failure restated. Five generations later only the generic line is left."""
+    tasks = [Task(id=f"t{i}", prompt=text, type="letters", tools=["python"]) for i, text in enumerate([
+        "How many times does the letter r appear in the word 'strawberry'?",
+        "What is 17 + 25?", "Count the letter e in 'cheese'.", "What is 4 + 3 times 12?",
+        "How many vowels are in the word 'banana'?", "Spell 'jitagent' backwards."])]
+    parent, generic = SEEDS["program_of_thought"], "Print only the final answer, nothing else."
+    for i in range(1, 6):
+        task, failure = tasks[i], tasks[i - 1].prompt
+        copied = (f"Count the letters of '{task.prompt.split(chr(39))[1]}' one by one." if "'" in task.prompt
+                  else failure)
+        for instruction in (copied, generic):
+            edit = json.dumps({"parent": parent.name, "instruction": instruction})
+            child = asyncio.run(validate_static(edit, {parent.name: parent}, task, Ceilings(), (failure,)))
+            assert child.ok, child.error
+            assert copied not in child.spec.description
+            parent = child.spec
+    assert parent.prompts.instructions == [generic]
+    carried = " ".join([*parent.prompts.instructions, parent.description]).lower()
+    assert not any(word in carried for word in ("strawberry", "cheese", "banana", "jitagent", "17 + 25"))

@@ -24,6 +24,7 @@ from jitagent.cli_common import (
     task_options,
 )
 from jitagent.settings import Setting
+from jitagent.terminal import visible
 
 TOKEN_ENV = "JITAGENT_AUTH_TOKEN"
 ADDRESS = Setting("--address", DEFAULT_ADDRESS, str, "the server (default: ${variable} or {default})",
@@ -125,7 +126,7 @@ def cmd_solve(args) -> int:
             if args.json:
                 _emit(event)
             else:
-                print(event_line(event), flush=True)
+                print(visible(event_line(event)), flush=True)
 
     return _run_client(args, use)
 
@@ -161,8 +162,9 @@ def cmd_synthesize(args) -> int:
             _emit(reply)
             return
         for r in reply.results:
-            print(f"run_id={r.run_id} route={enum_name(pb.Route, 'ROUTE', r.route)} harness={r.harness.name} "
-                  f"({r.harness.id}) cluster={r.cluster} candidates={len(r.candidates)}")
+            print(visible(f"run_id={r.run_id} route={enum_name(pb.Route, 'ROUTE', r.route)} "
+                          f"harness={r.harness.name} ({r.harness.id}) cluster={r.cluster} "
+                          f"candidates={len(r.candidates)}"))
 
     return _run_client(args, use)
 
@@ -185,7 +187,7 @@ def cmd_stream(args) -> int:
                 if args.json:
                     _emit(response)
                 else:
-                    print(line, flush=True)
+                    print(visible(line), flush=True)
                 progress.done(line if args.json else "")
 
     return _run_client(args, use)
@@ -199,8 +201,9 @@ def cmd_report(args) -> int:
         if args.json:
             _emit(reply)
         else:
-            print(f"{reply.cluster}: {'promoted' if reply.promoted else 'recorded'} {reply.harness_id} "
-                  f"({reply.reason}); incumbent {reply.incumbent_id or 'none yet'}")
+            verb = "promoted" if reply.promoted else "recorded"
+            print(visible(f"{reply.cluster}: {verb} {reply.harness_id} ({reply.reason}); "
+                          f"incumbent {reply.incumbent_id or 'none yet'}"))
 
     return _run_client(args, use)
 

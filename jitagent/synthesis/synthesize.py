@@ -190,15 +190,16 @@ class Synthesizer:
         """`stream`'s outcome alone."""
         return await last_of(self.stream(task, references, prior, **kw), Synthesis)
 
-    async def _check(self, text: str, parents, task: Task) -> Validated:
-        return await validate_static(text, parents, task, self.config.ceilings)
+    async def _check(self, text: str, parents, task: Task, cancel: CancelToken | None) -> Validated:
+        return await validate_static(text, parents, task, self.config.ceilings,
+                                     cancel.deadline if cancel else None)
 
     async def _checked(self, candidate: Candidate, text: str, parents: dict[str, HarnessSpec], task: Task,
                        repair: Repair) -> AsyncIterator[CandidateChecked]:
         """A draft up the validation ladder and, while it is broken, repaired from the exact error (up to
         `repair_rounds`); the candidate keeps every round and ends with the last one's spec."""
         cfg, index = self.config, candidate.index
-        checked = await self._check(text, parents, task)
+        checked = await self._check(text, parents, task, repair.cancel)
         candidate.rounds.append(Round(0, text, checked.error))
         yield CandidateChecked(index, 0, checked.error)
         for number in range(1, cfg.repair_rounds + 1):
@@ -212,7 +213,7 @@ class Synthesizer:
                                            json_schema=repair.schema, cancel=repair.cancel)
             repair.cost.repair.add(fix.usage)
             repair.cost.repair.wall_s += time.monotonic() - start
-            checked = await self._check(fix.text, parents, task)
+            checked = await self._check(fix.text, parents, task, repair.cancel)
             repeated = any(r.output == fix.text for r in candidate.rounds)
             candidate.rounds.append(Round(number, fix.text, checked.error))
             yield CandidateChecked(index, number, checked.error)

@@ -157,19 +157,20 @@ def drop_copied_instructions(spec: HarnessSpec, task: Task, notes: list[str]) ->
     return parse_spec(data)
 
 
-async def check_code(spec: HarnessSpec) -> str | None:
-    """Why a smoke call of one of the spec's code sections fails in the sandbox, or None."""
+async def check_code(spec: HarnessSpec, deadline: float | None = None) -> str | None:
+    """Why a smoke call of one of the spec's code sections fails in the sandbox, or None. `deadline`
+    (monotonic): the calls run on the time left of the synthesis that asked for them."""
     try:
         with Workspace() as ws:
             for section in spec.code_sections:
-                await call_stage(section, SMOKE_INPUTS[section.stage], ws)
+                await call_stage(section, SMOKE_INPUTS[section.stage], ws, deadline=deadline)
     except StageCodeError as exc:
         return str(exc)
     return None
 
 
 async def validate_static(text: str, parents: dict[str, HarnessSpec], task: Task,
-                          ceilings: Ceilings) -> Validated:
+                          ceilings: Ceilings, deadline: float | None = None) -> Validated:
     """Rungs 1-4 (the dry run needs a solver and is run by the synthesizer)."""
     result = parse_output(text, parents, ceilings)
     if result.spec is None:
@@ -179,6 +180,6 @@ async def validate_static(text: str, parents: dict[str, HarnessSpec], task: Task
     result.checks.append(Check("semantic", not errors, "; ".join(errors)))
     if errors:
         return result
-    code_error = await check_code(result.spec)
+    code_error = await check_code(result.spec, deadline)
     result.checks.append(Check("code", code_error is None, code_error or ""))
     return result

@@ -7,6 +7,8 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
+from rich.text import Text
+
 from jitagent.cli_common import (
     COUNT,
     SECONDS,
@@ -85,13 +87,13 @@ def cmd_show(args) -> int:
 
     def render():
         out = console()
-        out.print(f"[bold]{h.name}[/bold] {h.id} ({h.origin}, by {h.generator}, {_when(h.created_at)})",
-                  soft_wrap=True)
+        out.print(Text.assemble((h.name, "bold"), f" {h.id} ({h.origin}, by {h.generator}, "
+                                                  f"{_when(h.created_at)})"), soft_wrap=True)
         out.print(h.description, soft_wrap=True)
         out.print(yaml.safe_dump({k: v for k, v in h.spec.items() if k not in ("code", "envelope")},
                                  sort_keys=False, allow_unicode=True), soft_wrap=True, markup=False)
         for section in sections:
-            out.print(f"[bold]code, stage {section['stage']}[/bold]", soft_wrap=True)
+            out.print(Text(f"code, stage {section['stage']}", style="bold"), soft_wrap=True)
             out.print(section["source"], soft_wrap=True, markup=False)
         out.print("lineage: " + " <- ".join(f"{a.name} ({a.id})" for a in view.lineage), soft_wrap=True)
         shown = table("cluster", "runs", "mean reward", "mean tokens", "incumbent")

@@ -34,6 +34,7 @@ from jitagent.cli_common import (
 from jitagent.fleet import cli as fleet_cli
 from jitagent.server import cli as server_cli
 from jitagent.synthesis import cli as synthesis_cli
+from jitagent.terminal import visible
 
 
 def _print_json(value) -> None:
@@ -67,9 +68,9 @@ def cmd_validate(args) -> int:
     try:
         spec = load_spec(args.file)
     except SpecError as exc:
-        print(f"invalid: {exc}", file=sys.stderr)
+        say(f"invalid: {exc}")
         return 1
-    print(f"valid: {spec.name} (id {spec.id})")
+    print(visible(f"valid: {spec.name} (id {spec.id})"))
     return 0
 
 
@@ -199,8 +200,8 @@ def cmd_evolve(args) -> int:
     if args.json:
         _print_json([s.__dict__ for s in steps])
     else:
-        print(f"{len(steps)} steps, {len(kept)} variants kept: {', '.join(kept) or 'none'} (state: "
-              f"{evolver.state})")
+        print(visible(f"{len(steps)} steps, {len(kept)} variants kept: {', '.join(kept) or 'none'} (state: "
+                      f"{evolver.state})"))
     return 0
 
 

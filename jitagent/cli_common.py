@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from rich.console import Console
 from rich.table import Table
+
+from jitagent.terminal import TerminalConsole, visible
 
 USAGE, RUNTIME = 2, 1  # exit statuses: the command line was wrong / the work failed
 HIDDEN = argparse.SUPPRESS
@@ -300,11 +301,11 @@ def secret_from(flag: str | None, file: Path | None, what: str, env: str) -> str
     return secret
 
 
-def console(stderr: bool = False) -> Console:
+def console(stderr: bool = False) -> TerminalConsole:
     """A console for what a command prints: on a terminal, its width (cells fold, ids stay whole); piped,
     wide enough that no line wraps, so a table's rows stay one line each and no word is cut."""
     stream = sys.stderr if stderr else sys.stdout
-    return Console(stderr=stderr, width=None if stream.isatty() else 100_000)
+    return TerminalConsole(stderr=stderr, width=None if stream.isatty() else 100_000)
 
 
 def table(*columns: str, **kw) -> Table:
@@ -316,4 +317,4 @@ def table(*columns: str, **kw) -> Table:
 
 
 def say(message: str) -> None:
-    print(message, file=sys.stderr)
+    print(visible(message), file=sys.stderr)

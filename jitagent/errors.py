@@ -14,6 +14,12 @@ class ServiceError(Exception):
         self.status = status
 
 
+def clipped(text: str, limit: int = 200) -> str:
+    """`text` whole when short, else its start and its length: what an error message quotes of a request
+    (a megabyte may come where an id goes) is never echoed whole."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
 def one_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from harness_bank import Decision, HarnessBank, Outcome
 from harness_bank.bank import BankError
+from jitagent.errors import clipped
 
 
 class FeedbackError(ValueError):
@@ -57,7 +58,7 @@ def report_run(bank: HarnessBank, run_id: str, report: Report) -> Recorded:
     try:
         run = bank.run(run_id)
     except BankError:
-        raise FeedbackError("not_found", "run_id", f"no run {run_id!r} in this bank") from None
+        raise FeedbackError("not_found", "run_id", f"no run {clipped(repr(run_id))} in this bank") from None
     if run.outcomes:
         raise FeedbackError(
             "already_reported", "run_id", f"run {run_id} already has an outcome; a run takes one"
@@ -98,7 +99,8 @@ def report_harness(
     try:
         bank.get(harness_id)
     except BankError:
-        raise FeedbackError("not_found", "harness_id", f"no harness {harness_id!r} in this bank") from None
+        raise FeedbackError("not_found", "harness_id",
+                            f"no harness {clipped(repr(harness_id))} in this bank") from None
     cluster = bank.cluster_for(task_text, task_type, tags)
     return _record(
         bank,

@@ -12,7 +12,8 @@ MAX_NODES = 200_000
 
 
 class NestingError(ValueError):
-    """A document nested deeper, or holding more values, than a task or a spec ever needs."""
+    """A document nested deeper, or holding more values, than a task or a spec ever needs, or a value
+    no task or spec needs (an integer of 10,000 digits)."""
 
 
 class _NoAliasLoader(yaml.SafeLoader):
@@ -38,17 +39,30 @@ def check_nesting(value: object) -> object:
     return value
 
 
+def unreadable(exc: ValueError) -> str:
+    # Python's message, without its advice to raise its cap (sys.set_int_max_str_digits)
+    return f"a value that cannot be read: {str(exc).split(';')[0]}"
+
+
 def json_loads(text: str | bytes) -> object:
     """json.loads with nesting capped; json.JSONDecodeError for what does not parse."""
     try:
-        return check_nesting(json.loads(text))
+        value = json.loads(text)
     except RecursionError:
         raise NestingError(f"nested deeper than {MAX_DEPTH} levels") from None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise
+    except ValueError as exc:  # parsed, but past what Python holds: an integer of over 4,300 digits
+        raise NestingError(unreadable(exc)) from None
+    return check_nesting(value)
 
 
 def yaml_load(text: str) -> object:
     """yaml.safe_load without aliases and with nesting capped; yaml.YAMLError for what does not parse."""
     try:
-        return check_nesting(yaml.load(text, Loader=_NoAliasLoader))  # noqa: S506 - a SafeLoader subclass
+        value = yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
     except RecursionError:
         raise NestingError(f"nested deeper than {MAX_DEPTH} levels") from None
+    except ValueError as exc:  # parsed, but past what Python holds: 4,300 digits, a 13th month
+        raise NestingError(unreadable(exc)) from None
+    return check_nesting(value)

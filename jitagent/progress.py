@@ -8,8 +8,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from rich.console import Console
 from rich.progress import Progress
+
+from jitagent.terminal import TerminalConsole, visible
 
 
 class Units:
@@ -30,8 +31,8 @@ class Units:
                 self._bar.console.log(text)
         else:
             elapsed = time.monotonic() - self._start
-            print(f"[{self.count}/{self.total}] {self.label}: {text} ({elapsed:.0f}s)", file=sys.stderr,
-                  flush=True)
+            line = f"[{self.count}/{self.total}] {self.label}: {text} ({elapsed:.0f}s)"
+            print(visible(line), file=sys.stderr, flush=True)
 
 
 @contextmanager
@@ -39,7 +40,7 @@ def units(label: str, total: int) -> Iterator[Units]:
     if not sys.stderr.isatty():
         yield Units(label, total, None)
         return
-    with Progress(console=Console(stderr=True), transient=True) as bar:
+    with Progress(console=TerminalConsole(stderr=True), transient=True) as bar:
         yield Units(label, total, bar)
 
 
@@ -50,5 +51,5 @@ def waiting(text: str) -> Iterator[None]:
         print(f"{text}...", file=sys.stderr, flush=True)
         yield
         return
-    with Console(stderr=True).status(text):
+    with TerminalConsole(stderr=True).status(text):
         yield

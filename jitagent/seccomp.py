@@ -3,10 +3,11 @@ binding is not on PyPI), as bwrap's `--seccomp FD` and `prctl(PR_SET_SECCOMP)` t
 
 It refuses, with EPERM, what a run has no use for and what namespaces leave within its reach: sockets
 other than unix, IPv4 and IPv6 (vsock reaches the hypervisor, netlink and packet sockets the kernel's
-network code), the kernel keyrings (shared by every process of a uid: consecutive runs on one pool uid
-would share them), and the calls that attach to, mount, re-namespace or extend the kernel. A run
-without capabilities fails most of those anyway; refused here, the kernel code behind them is out of
-its reach. Syscall numbers are x86_64's: elsewhere there is no filter (`program()` is None) and
+network code), io_uring whole (its IORING_OP_SOCKET makes sockets of any family without socket(2)),
+the kernel keyrings (shared by every process of a uid: consecutive runs on one pool uid would share
+them), and the calls that attach to, mount, re-namespace or extend the kernel. A run without
+capabilities fails most of those anyway; refused here, the kernel code behind them is out of its
+reach. Syscall numbers are x86_64's: elsewhere there is no filter (`program()` is None) and
 `ExecResult.confinement` says so. Every other ABI on x86_64 (i386 by int 0x80, x32) is refused whole.
 """
 
@@ -31,6 +32,8 @@ DENIED = {
     "bpf": 321, "perf_event_open": 298, "userfaultfd": 323,
     "kexec_load": 246, "kexec_file_load": 320, "init_module": 175, "finit_module": 313,
     "open_by_handle_at": 304,
+    # io_uring: IORING_OP_SOCKET makes sockets of any family, past the family check below
+    "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
 }
 SOCKET_CALLS = {"socket": 41, "socketpair": 53}
 FAMILIES = {"AF_UNIX": 1, "AF_INET": 2, "AF_INET6": 10}

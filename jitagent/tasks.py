@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from jitagent.nesting import NestingError, json_loads
 from jitagent.spec import format_validation_error
-from jitagent.suites.external import GENERATED
+from jitagent.suites.external import GENERATED, MAX_GYM_SIZE
 from jitagent.tools import TOOL_NAMES
 
 SPLITS = ("learn", "score", "final")
@@ -45,8 +45,8 @@ class VerifierSpec(BaseModel):
     tests: str | None = None       # python_tests: code run after the answer's code
     prelude: str | None = None     # python_tests: code run before the answer's code (e.g. imports)
     dataset: str | None = None     # reasoning_gym: generator name, seed, size and index of the entry
-    seed: int | None = None
-    size: int | None = None
+    seed: int | None = Field(None, ge=-2**63, le=2**63 - 1)  # the wire's int64, no bigger
+    size: int | None = Field(None, ge=1, le=MAX_GYM_SIZE)  # the entries the server makes (and keeps)
     index: int | None = None
     command: str | None = None     # shell_check: run in the workspace after the agent finishes
     case_sensitive: bool = False

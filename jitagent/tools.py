@@ -119,7 +119,7 @@ def _coerce_args(name: str, raw: str) -> dict:
             value = json.loads(raw)
             if isinstance(value, dict):
                 return value
-        except json.JSONDecodeError:
+        except ValueError:  # not JSON, or an integer past Python's 4,300 digits
             pass
     props = list(TOOL_SCHEMAS[name]["parameters"]["properties"])
     if not props:

@@ -58,7 +58,9 @@ def reference_answer(task: Task) -> str | None:
 
 
 async def verify(task: Task, answer: str | None, workspace: Workspace,
-                 limits: SandboxLimits | None = None) -> Verdict:
+                 limits: SandboxLimits | None = None, deadline: float | None = None) -> Verdict:
+    """`deadline` (monotonic): a check that runs code (python_tests, shell_check) gets at most the time
+    left of the run that asked for it, not its own wall limit on top of it."""
     v = task.verifier
     if v.kind == "none":
         return Verdict(None, None, "unverified: the task has no verifier")
@@ -91,8 +93,8 @@ async def verify(task: Task, answer: str | None, workspace: Workspace,
     if v.kind == "python_tests":
         program = ((v.prelude or "") + "\n" + code_of(answer) + "\n\n" + (v.tests or "")
                    + "\nprint('ALL TESTS PASSED')\n")
-        result = await workspace.run([sandbox_python(), "-c", program], limits)
+        result = await workspace.run([sandbox_python(), "-c", program], limits, deadline=deadline)
         ok = result.ok and "ALL TESTS PASSED" in result.stdout
         return Verdict(ok, float(ok), result.describe()[-600:])
-    result = await workspace.run(["/bin/sh", "-c", v.command or "false"], limits)
+    result = await workspace.run(["/bin/sh", "-c", v.command or "false"], limits, deadline=deadline)
     return Verdict(result.ok, float(result.ok), result.describe()[-600:])

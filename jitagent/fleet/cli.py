@@ -19,6 +19,7 @@ from jitagent.cli_common import (
     common,
     models,
     parent_parser,
+    say,
     without_password,
 )
 from jitagent.settings import Setting
@@ -59,7 +60,7 @@ def cmd_worker(args) -> int:
     try:
         config = WorkerConfig(**{k: v for k, v in chosen.items() if v is not None})
     except ValidationError as exc:
-        print(f"jitagent worker: {format_validation_error(exc)}", file=sys.stderr)
+        say(f"jitagent worker: {format_validation_error(exc)}")
         return 2
     key = api_key(args)  # before anything starts: a key in argv is a usage error
     reclaim_leftovers()  # sandboxes a killed predecessor left behind
@@ -69,7 +70,7 @@ def cmd_worker(args) -> int:
                                   solver_model=args.solver_model, api_key=key,
                                   config=PipelineConfig(synthesis=synthesis), preload=True)
     except Exception as exc:  # the bank or a model cannot load: one line and status, like `serve`
-        print(f"jitagent worker: {one_line(exc)}", file=sys.stderr)
+        say(f"jitagent worker: {one_line(exc)}")
         return getattr(exc, "status", 1)
 
     async def work(queue):
@@ -99,7 +100,7 @@ def _with_queue(args, use, command: str = "jitagent queue") -> int:
         asyncio.run(main())
     except (redis.RedisError, OSError) as exc:
         problem = redis_problem(exc, args.redis)
-        print(f"{command}: {problem}", file=sys.stderr)
+        say(f"{command}: {problem}")
         return problem.status
     except KeyboardInterrupt:  # the way to end --follow
         pass

@@ -159,7 +159,7 @@ def _parse(payload: dict, path: str):
 def _check_schema(text: str, schema: dict) -> None:
     try:
         value = json.loads(text)
-    except json.JSONDecodeError:
+    except ValueError:  # not JSON, or an integer past Python's 4,300 digits
         raise SchemaIgnored(f"server ignored the JSON schema: reply is not JSON: {text[:200]!r}") from None
     if schema.get("type") == "object":
         if not isinstance(value, dict):

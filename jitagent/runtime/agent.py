@@ -52,7 +52,9 @@ class Runtime:
         messages, shown in place of the spec's own `few_shot` (filled by the pipeline)."""
         start = time.monotonic()
         own_deadline = start + spec.limits.timeout_s
-        cancel = (cancel or CancelToken()).tighten(own_deadline, deadline)
+        cancel = cancel or CancelToken()
+        budget = cancel.tighten(deadline).deadline  # the caller's: the task's check runs on what is left
+        cancel.tighten(own_deadline)
         if max_steps is not None:
             limits = spec.limits.model_copy(update={"max_steps": min(max_steps, spec.limits.max_steps)})
             spec = spec.model_copy(update={"limits": limits})
@@ -65,7 +67,7 @@ class Runtime:
                       prompts=ControlPrompts(spec.prompts.control), examples=examples)
             async for event in run.events.relay(self._answer(run, own_deadline)):
                 yield event
-            verdict = await self._verdict(run, verify_answer)
+            verdict = await self._verdict(run, verify_answer, budget)
             run.cost.wall_s = time.monotonic() - start
             yield verdict
             yield RunResult(task_id=task.id, harness_id=spec.id, answer=run.answer, passed=verdict.passed,
@@ -83,11 +85,11 @@ class Runtime:
         return solution_turns(run.trajectory.events)
 
     @staticmethod
-    async def _verdict(run: Run, verify_answer: bool) -> Verdict:
+    async def _verdict(run: Run, verify_answer: bool, budget: float | None) -> Verdict:
         if not verify_answer:
             return Verdict(None, None, "not verified (dry run)")
         try:
-            return await verify(run.task, run.answer, run.toolbox.workspace)
+            return await verify(run.task, run.answer, run.toolbox.workspace, deadline=budget)
         except Exception as exc:  # a verifier that crashes scores 0 and says why; it never stops a run
             return Verdict(False, 0.0, f"verifier crashed: {type(exc).__name__}: {exc}")
 

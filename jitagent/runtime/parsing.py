@@ -53,13 +53,13 @@ def parse_react(text: str) -> ToolCall | None:
 def parse_json_tool(text: str) -> ToolCall | None:
     try:
         value = json.loads(text)
-    except json.JSONDecodeError:
+    except ValueError:  # not JSON, or an integer past Python's 4,300 digits (not a JSONDecodeError)
         match = re.search(r"\{.*\}", text or "", re.S)
         if not match:
             return None
         try:
             value = json.loads(match.group(0))
-        except json.JSONDecodeError:
+        except ValueError:
             return None
     if not isinstance(value, dict) or "tool" not in value:
         return None

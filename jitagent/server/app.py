@@ -11,8 +11,10 @@ the bank is flushed and closed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import resource
 import signal
 from collections.abc import Callable
 from pathlib import Path
@@ -91,6 +93,7 @@ class JitAgentServer:
         self.load_status = 1
 
     async def start(self) -> int:
+        open_files = raise_open_files_limit()
         reclaimed = await asyncio.to_thread(reclaim_leftovers)
         if reclaimed:
             log.info(json.dumps({"event": "reclaimed", "leftovers": reclaimed}))
@@ -126,7 +129,7 @@ class JitAgentServer:
             await self._open_openai_door()
         self._loading = asyncio.create_task(self._load())
         log.info(json.dumps({"event": "listening", "address": f"{self.config.host}:{self.port}",
-                             "tls": bool(self.config.tls_cert)}))
+                             "tls": bool(self.config.tls_cert), "open_files_limit": open_files}))
         return self.port
 
     async def _open_openai_door(self) -> None:
@@ -187,6 +190,16 @@ class JitAgentServer:
         await self.stop()
         if self.load_error is not None:
             raise StartupError(self.load_error, self.load_status)
+
+
+def raise_open_files_limit() -> int:
+    """The soft limit on open descriptors raised to the hard one, and what it is after: at the usual
+    1,024, a thousand idle clients of the HTTP door left gRPC none to accept with."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        with contextlib.suppress(ValueError, OSError):  # e.g. a hard limit past the kernel's nr_open
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
 def pipeline_for(config: ServerConfig) -> JitPipeline:

@@ -26,6 +26,7 @@ from jitagent.cli_common import (
     task_options,
 )
 from jitagent.settings import Setting
+from jitagent.terminal import visible
 
 TOKEN_ENV = "JITAGENT_AUTH_TOKEN"
 
@@ -138,7 +139,7 @@ def cmd_solve(args) -> int:
                 _emit(event)
             else:  # the events say how it goes (stderr); the result line is the result (stdout)
                 result = event.WhichOneof("event") == "result"
-                print(event_line(event), file=sys.stdout if result else sys.stderr, flush=True)
+                print(visible(event_line(event)), file=sys.stdout if result else sys.stderr, flush=True)
 
     return _run_client(args, use)
 
@@ -176,8 +177,9 @@ def cmd_synthesize(args) -> int:
             _emit(reply)
             return
         for r in reply.results:
-            print(f"run_id={r.run_id} route={enum_name(pb.Route, 'ROUTE', r.route)} harness={r.harness.name} "
-                  f"({r.harness.id}) cluster={r.cluster} candidates={len(r.candidates)}")
+            print(visible(f"run_id={r.run_id} route={enum_name(pb.Route, 'ROUTE', r.route)} "
+                          f"harness={r.harness.name} ({r.harness.id}) cluster={r.cluster} "
+                          f"candidates={len(r.candidates)}"))
 
     return _run_client(args, use)
 
@@ -200,7 +202,7 @@ def cmd_stream(args) -> int:
                 if args.json:
                     _emit(response)
                 else:
-                    print(line, flush=True)
+                    print(visible(line), flush=True)
                 progress.done(line if args.json else "")
 
     return _run_client(args, use)
@@ -214,8 +216,9 @@ def cmd_report(args) -> int:
         if args.json:
             _emit(reply)
         else:
-            print(f"{reply.cluster}: {'promoted' if reply.promoted else 'recorded'} {reply.harness_id} "
-                  f"({reply.reason}); incumbent {reply.incumbent_id or 'none yet'}")
+            verb = "promoted" if reply.promoted else "recorded"
+            print(visible(f"{reply.cluster}: {verb} {reply.harness_id} ({reply.reason}); "
+                          f"incumbent {reply.incumbent_id or 'none yet'}"))
 
     return _run_client(args, use)
 

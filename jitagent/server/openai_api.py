@@ -19,18 +19,21 @@ import contextlib
 import hmac
 import json
 import logging
+import resource
 import socket
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Literal
 
+import h11
 import uvicorn
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from jitagent.events import SolveResult
 from jitagent.feedback import FeedbackError, Report
@@ -45,6 +48,12 @@ log = logging.getLogger("jitagent.server.openai")
 MODEL = "jitagent"
 MAX_BODY_BYTES = 4 << 20  # as gRPC's largest message; a task's text has its own, smaller cap
 FEEDBACK_STATUS = {"invalid": 400, "not_found": 404, "already_reported": 409}
+# Connections are descriptors the gRPC door and the sandboxes need too: an idle or slow client holds one
+# for at most REQUEST_TIMEOUT_S (its request, headers and body) or KEEPALIVE_S (between requests), and
+# the door holds at most a quarter of the process's limit (`max_connections`), at most MAX_CONNECTIONS.
+REQUEST_TIMEOUT_S = 15.0
+KEEPALIVE_S = 5
+MAX_CONNECTIONS = 1000
 
 
 class ApiError(Exception):
@@ -179,7 +188,8 @@ class OpenAIDoor:
             raise
         sock.setblocking(False)
         config = uvicorn.Config(self.app, log_config=None, access_log=False, lifespan="off",
-                                ssl_certfile=tls_cert, ssl_keyfile=tls_key,
+                                ssl_certfile=tls_cert, ssl_keyfile=tls_key, http=_BoundedH11, ws="none",
+                                timeout_keep_alive=KEEPALIVE_S,
                                 timeout_graceful_shutdown=max(int(grace_s), 1))
         self.server = _InLoopServer(config)
         self._serving = asyncio.create_task(self.server.serve(sockets=[sock]))
@@ -391,6 +401,48 @@ class _InLoopServer(uvicorn.Server):
     @contextlib.contextmanager
     def capture_signals(self):
         yield
+
+
+def max_connections() -> int:
+    """A quarter of the process's descriptor limit, at most MAX_CONNECTIONS."""
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return MAX_CONNECTIONS if soft == resource.RLIM_INFINITY else max(16, min(MAX_CONNECTIONS, soft // 4))
+
+
+class _BoundedH11(H11Protocol):
+    """uvicorn's HTTP/1.1 with bounds on what a client holds: past `max_connections()` open at once a new
+    connection is closed as it comes, and one whose request (headers and body) has not all arrived
+    within REQUEST_TIMEOUT_S of it opening or of the last response is closed (uvicorn has no such
+    timeout: an idle client that never sends a byte held its descriptor for ever)."""
+
+    _timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport) -> None:
+        super().connection_made(transport)
+        if len(self.connections) > max_connections():
+            transport.abort()
+            return
+        self._arm()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        super().connection_lost(exc)
+
+    def _arm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = self.loop.call_later(REQUEST_TIMEOUT_S, self._request_overdue)
+
+    def _request_overdue(self) -> None:
+        # IDLE: not one whole request line and headers; SEND_BODY: the body still coming. A request being
+        # answered (DONE) may take as long as its solve takes.
+        if self.conn.their_state in (h11.IDLE, h11.SEND_BODY) and not self.transport.is_closing():
+            self.transport.close()
 
 
 def _event(data: dict) -> str:

@@ -19,6 +19,7 @@ from grpc_status import rpc_status
 from harness_bank.bank import BankError
 from harness_bank.recorded import recorded_run
 from harness_bank.store import StoreUnavailable
+from jitagent.errors import clipped
 from jitagent.events import SolveEvent, SolveResult
 from jitagent.feedback import FeedbackError, Report
 from jitagent.logs import bind
@@ -306,7 +307,7 @@ class JitAgentService(pb_grpc.JitAgentServicer):
             try:
                 return harness_to_proto(await asyncio.to_thread(bank.get, request.id))
             except BankError as exc:
-                await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
+                await context.abort(grpc.StatusCode.NOT_FOUND, clipped(str(exc)))
 
     async def ListHarnesses(self, request, context):
         with self._rpc("ListHarnesses", context):
@@ -325,7 +326,7 @@ class JitAgentService(pb_grpc.JitAgentServicer):
             try:
                 chain = await asyncio.to_thread(bank.lineage, request.id)
             except BankError as exc:
-                await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
+                await context.abort(grpc.StatusCode.NOT_FOUND, clipped(str(exc)))
             return pb.LineageResponse(chain=[harness_to_proto(h) for h in chain])
 
     async def Rollback(self, request, context):
@@ -336,7 +337,7 @@ class JitAgentService(pb_grpc.JitAgentServicer):
             try:
                 done = await asyncio.to_thread(bank.rollback, request.cluster)
             except BankError as exc:
-                await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
+                await context.abort(grpc.StatusCode.FAILED_PRECONDITION, clipped(str(exc)))
             return pb.RollbackResponse(cluster=done.cluster, restored=done.restored, replaced=done.replaced)
 
 

@@ -12,15 +12,21 @@ loads them as it loads a file (this module imports nothing of it).
 
 from __future__ import annotations
 
-import functools
 import re
+import threading
 import zlib
+from collections import OrderedDict
 
 SPLIT_PATTERN = ("learn", "score", "learn", "final")  # ≈ 50 / 25 / 25
 GYM_GENERATORS = ("basic_arithmetic", "chain_sum", "gsm_symbolic", "letter_counting", "count_bits",
                   "spell_backward", "word_sorting", "caesar_cipher", "number_sorting", "propositional_logic")
 GYM_SPLIT_SEEDS = {"learn": 1101, "score": 2202, "final": 3303}
 GYM_SIZES = {"learn": 8, "score": 4, "final": 10}  # final: enough tasks per generator for a paired interval
+# A verifier's size is a task's field: what one request may make the server generate, and keep
+MAX_GYM_SIZE = 1000
+GYM_CACHE_ENTRIES = 4 * MAX_GYM_SIZE  # entries of every cached dataset together
+_GYM_CACHE: OrderedDict[tuple[str, int, int], object] = OrderedDict()
+_GYM_LOCK = threading.Lock()
 
 
 def humaneval_tasks() -> list[dict]:
@@ -40,11 +46,22 @@ def humaneval_tasks() -> list[dict]:
     return tasks
 
 
-@functools.cache
 def _gym_dataset(name: str, seed: int, size: int):
+    """The dataset, from a cache bounded by the entries it holds (some generators make every entry up
+    front, ~20 KB each): a task names any dataset, seed and size, so an unbounded cache grows per request."""
     import reasoning_gym
 
-    return reasoning_gym.create_dataset(name, size=size, seed=seed)
+    key = (name, seed, size)
+    with _GYM_LOCK:  # scorers run in worker threads
+        if key in _GYM_CACHE:
+            _GYM_CACHE.move_to_end(key)
+            return _GYM_CACHE[key]
+    dataset = reasoning_gym.create_dataset(name, size=size, seed=seed)
+    with _GYM_LOCK:
+        _GYM_CACHE[key] = dataset
+        while len(_GYM_CACHE) > 1 and sum(k[2] for k in _GYM_CACHE) > GYM_CACHE_ENTRIES:
+            _GYM_CACHE.popitem(last=False)  # the least recently used first
+    return dataset
 
 
 def _gym_seed(name: str, split: str) -> int:

@@ -7,6 +7,8 @@ import json
 import sys
 import uuid
 
+from rich.text import Text
+
 from jitagent.cli_common import (
     CANDIDATES,
     FieldRange,
@@ -22,6 +24,7 @@ from jitagent.cli_common import (
     task_options,
 )
 from jitagent.progress import waiting
+from jitagent.terminal import visible
 
 
 def pipeline_for(args, learn: bool):
@@ -39,8 +42,9 @@ def pipeline_for(args, learn: bool):
 def print_result(result, out) -> None:
     """A solve's result for a person (`result`: a SolveResult or its to_dict())."""
     data = result if isinstance(result, dict) else result.to_dict()
-    out.print(f"[bold]route[/bold]: {data['route']}   [bold]harness[/bold]: {data['harness_name']} "
-              f"({data['harness_id']})   cluster: {data['cluster']}", soft_wrap=True)
+    out.print(Text.assemble(("route", "bold"), f": {data['route']}   ", ("harness", "bold"),
+                            f": {data['harness_name']} ({data['harness_id']})   cluster: {data['cluster']}"),
+              soft_wrap=True)
     if data["reason"]:
         out.print(f"selection: {data['reason']}", soft_wrap=True)
     if data["candidates"]:
@@ -74,7 +78,7 @@ async def shown(events):
         if isinstance(event, SolveResult):
             result = event
         else:
-            print(event_line(event_to_proto(event, "")), file=sys.stderr, flush=True)
+            print(visible(event_line(event_to_proto(event, ""))), file=sys.stderr, flush=True)
     return result
 
 
@@ -99,7 +103,8 @@ def cmd_synthesize(args) -> int:
     if args.json:
         print(json.dumps(result.to_dict() | {"spec": spec}, indent=2, default=str))
     elif not args.out:
-        print(result.harness.to_yaml(), end="")
+        text = result.harness.to_yaml()
+        print(visible(text) if sys.stdout.isatty() else text, end="")  # piped: the file, byte for byte
     return 0
 
 
@@ -141,7 +146,7 @@ def run_given(args, task) -> dict:
         async for event in Runtime(solver).stream(spec, task):
             if isinstance(event, RunResult):
                 return event
-            print(event_line(event_to_proto(event, "")), file=sys.stderr, flush=True)
+            print(visible(event_line(event_to_proto(event, ""))), file=sys.stderr, flush=True)
     run = asyncio.run(go())
     return {"harness_id": spec.id, "harness_name": spec.name, "result": run.summary()}
 

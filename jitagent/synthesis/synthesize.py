@@ -193,7 +193,8 @@ class Synthesizer:
         return await last_of(self.stream(task, references, prior, **kw), Synthesis)
 
     async def _check(self, text: str, parents, task: Task, repair: Repair) -> Validated:
-        return await validate_static(text, parents, task, self.config.ceilings, repair.shown)
+        return await validate_static(text, parents, task, self.config.ceilings, repair.shown,
+                                     repair.cancel.deadline if repair.cancel else None)
 
     async def _checked(self, candidate: Candidate, text: str, parents: dict[str, HarnessSpec], task: Task,
                        repair: Repair) -> AsyncIterator[CandidateChecked]:

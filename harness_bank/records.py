@@ -73,6 +73,7 @@ class Solution:
     outcome_id: int
     run_id: str | None
     harness_id: str
+    cluster: str | None
     task_id: str
     task_text: str
     turns: list[dict]

@@ -121,19 +121,22 @@ class Retrieval:
                             similarity.get(hid, 0.0)) for hid in ids]
         return arms, base_rate(arms, [row["reward"] for row, _ in near])
 
-    def solutions(self, cluster: str, min_reward: float, limit: int) -> list[Solution]:
-        """The cluster's `limit` most recent outcomes with reward ≥ `min_reward` whose run left its turns,
-        each with its task's experience vector (the one the index holds), newest first. Only verified runs and
-        reports have outcomes, so nothing unverified is among them."""
+    def solutions(self, cluster: str | None, min_reward: float, limit: int | None) -> list[Solution]:
+        """The `limit` (None: all) most recent outcomes of `cluster` (None: every cluster) with reward ≥
+        `min_reward` whose run left its turns, each with its task's experience vector (the one the index
+        holds), newest first. Only verified runs and reports have outcomes, so nothing unverified is among
+        them."""
+        where = "o.reward >= ? AND o.solution IS NOT NULL" + ("" if cluster is None else " AND o.cluster = ?")
+        params = (min_reward,) + (() if cluster is None else (cluster,))
         rows = self.store.query(
-            "SELECT o.id, o.run_id, o.harness_id, o.task_id, o.task_text, o.solution, o.reward, v.vector "
-            "FROM outcomes o JOIN vectors v ON v.kind = 'experience' AND v.ref = CAST(o.id AS TEXT) "
-            "WHERE o.cluster = ? AND o.reward >= ? AND o.solution IS NOT NULL "
-            "ORDER BY o.id DESC "
-            "LIMIT ?", (cluster, min_reward, limit))
+            "SELECT o.id, o.run_id, o.harness_id, o.cluster, o.task_id, o.task_text, o.solution, o.reward, "
+            "v.vector FROM outcomes o JOIN vectors v ON v.kind = 'experience' AND v.ref = CAST(o.id AS TEXT) "
+            f"WHERE {where} ORDER BY o.id DESC" + ("" if limit is None else " LIMIT ?"),
+            params + (() if limit is None else (limit,)))
         return [Solution(outcome_id=r["id"], run_id=r["run_id"], harness_id=r["harness_id"],
-                         task_id=r["task_id"], task_text=r["task_text"], turns=json.loads(r["solution"]),
-                         reward=r["reward"], vector=np.frombuffer(r["vector"], dtype=np.float32))
+                         cluster=r["cluster"], task_id=r["task_id"], task_text=r["task_text"],
+                         turns=json.loads(r["solution"]), reward=r["reward"],
+                         vector=np.frombuffer(r["vector"], dtype=np.float32))
                 for r in rows]
 
     def forget_descriptions(self) -> None:

@@ -12,6 +12,7 @@ from rich.text import Text
 from jitagent.cli_common import (
     COUNT,
     SECONDS,
+    Bounded,
     api_key,
     bank_location,
     common,
@@ -286,6 +287,24 @@ def _warmed(args, summary: dict, skipped: list) -> int:
     return status
 
 
+def cmd_export(args) -> int:
+    """SFT records (and with --pairs, preference pairs) from the bank's verified runs, as JSONL."""
+    from jitagent.catalog import spec_reader
+    from jitagent.tasks import load_suite
+    from jitagent.training.export import ExportConfig, preference_pairs, sft_records
+
+    held_out = frozenset(t.prompt for suite in args.held_out_suite for t in load_suite(suite, "final"))
+    config = ExportConfig(min_reward=args.min_reward, per_cluster=args.per_cluster, held_out=held_out)
+    bank = _open(args)
+    written = {}
+    for path, records in ((args.sft, sft_records), (args.pairs, preference_pairs)):
+        if path is not None:
+            rows = [json.dumps(r) for r in records(bank, spec_reader(bank), config)]
+            path.write_text("".join(f"{row}\n" for row in rows))
+            written[str(path)] = len(rows)
+    return _out(args, written, lambda: print("\n".join(f"{n} record(s) -> {p}" for p, n in written.items())))
+
+
 def cmd_stats(args) -> int:
     stats = _open(args).stats()
     return _out(args, stats, lambda: console().print("\n".join(f"{k}: {x}" for k, x in stats.items()),
@@ -337,3 +356,13 @@ def add_commands(sub) -> None:
     p.add_argument("--no-examples", action="store_true",
                    help="warm the seeds only, not also each seed's variant that is shown its cluster's "
                         "verified solutions (prompts.examples), which then enters every cluster's arms")
+    p = add("export", cmd_export, "training data from the bank's verified runs: SFT records and preference "
+            "pairs, JSONL in the shapes TRL reads")
+    p.add_argument("--sft", type=Path, required=True, metavar="FILE", help="SFT records ({messages})")
+    p.add_argument("--pairs", type=Path, metavar="FILE", help="preference pairs ({prompt, chosen, rejected})")
+    p.add_argument("--min-reward", type=Bounded(float, 0, 1), default=1.0,
+                   help="a run with at least this reward is a positive (default: 1)")
+    p.add_argument("--per-cluster", type=COUNT, default=200,
+                   help="SFT records per cluster at most (default: 200)")
+    p.add_argument("--held-out-suite", action="append", default=[], metavar="SUITE",
+                   help="never export a task of this suite's final split (repeatable)")

@@ -143,8 +143,9 @@ def test_the_warm_up_shows_other_learn_tasks_and_never_reads_final(seeded_bank):
 
 def test_pick_nearest_diverse_and_random():
     def solution(i, vector):
-        return Solution(outcome_id=i, run_id=f"r{i}", harness_id="h", task_id=f"t{i}", task_text=f"task {i}",
-                        turns=[], reward=1.0, vector=np.array(vector, dtype=np.float32))
+        return Solution(outcome_id=i, run_id=f"r{i}", harness_id="h", cluster="c", task_id=f"t{i}",
+                        task_text=f"task {i}", turns=[], reward=1.0,
+                        vector=np.array(vector, dtype=np.float32))
     query = np.array([1.0, 0.0, 0.0], dtype=np.float32)
     # 0 and 1 are near the task and near-duplicates of each other; 2 is a little farther and unlike them
     near = [solution(0, [0.9, 0.436, 0]), solution(1, [0.89, 0.456, 0]), solution(2, [0.85, 0, 0.527]),

@@ -1,0 +1,1 @@
+"""The solver learns from the bank: training data from its verified runs."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ctypes
 import io
 import json
 import os
@@ -27,6 +28,7 @@ import tempfile
 import textwrap
 import time
 import uuid
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
@@ -39,11 +41,12 @@ from jitagent.client import JitAgentClient
 from jitagent.models.base import CancelToken
 from jitagent.models.scripted import ScriptedModel
 from jitagent.runtime.agent import Runtime
-from jitagent.sandbox import SandboxLimits, Workspace, bwrap_works, sandbox_python
-from jitagent.sandbox_host import is_root
+from jitagent.sandbox import WORKSPACES, SandboxLimits, Workspace, bwrap_works, sandbox_python
+from jitagent.sandbox_host import is_root, owner_tag
 from jitagent.synthesis.synthesize import SynthesisConfig, Synthesizer
 from jitagent.tasks import Task
 from jitagent.terminal import TerminalConsole, visible
+from jitagent.tools import ToolBox
 from jitagent.v1 import jitagent_pb2 as pb
 
 LIMITS = SandboxLimits(wall_s=8, cpu_s=6, memory_mb=256, processes=16)
@@ -111,14 +114,6 @@ PROGRAMS = [
             blocks = [bytearray(64 << 20) for _ in range(16)]; print('ESCAPED 1 GiB held')
         except MemoryError:
             print('BLOCKED MemoryError')"""),
-    ("bwrap's init memory (the host's mount table)", "27", """
-        try:
-            heap = [l for l in open('/proc/1/maps') if '[heap]' in l][0].split()[0].split('-')
-            with open('/proc/1/mem', 'rb') as mem:
-                mem.seek(int(heap[0], 16)); data = mem.read(int(heap[1], 16) - int(heap[0], 16))
-            print('ESCAPED read', len(data), 'bytes of its heap')
-        except (OSError, IndexError) as exc:
-            print('BLOCKED', exc)"""),
 ]
 
 
@@ -142,6 +137,34 @@ def sandbox_case(code: str) -> Case:
     return attack
 
 
+async def init_memory() -> tuple[bool, str]:
+    """Every readable page of every other process the run sees (bwrap's init was one: its heap held the
+    host's mount table), searched for another live workspace's host path and the server's pid; the needles
+    go in hex, as the program's own text is in its PID 1's argv."""
+    with Workspace() as other, Workspace() as ws:
+        needles = [other.root.name, str(WORKSPACES), owner_tag(), f"{os.getpid()}."]
+        result = await ws.run([sandbox_python(), "-c", textwrap.dedent(f"""
+            import os
+            needles = [bytes.fromhex(n) for n in {[n.encode().hex() for n in needles]!r}]
+            pids = [p for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpid()]
+            read, found = 0, []
+            for pid in pids:
+                for line in open(f'/proc/{{pid}}/maps'):
+                    span, perms = line.split()[:2]
+                    low, high = (int(x, 16) for x in span.split('-'))
+                    try:
+                        with open(f'/proc/{{pid}}/mem', 'rb') as mem:
+                            mem.seek(low); pages = mem.read(high - low) if perms[0] == 'r' else b''
+                    except (OSError, OverflowError, ValueError):
+                        continue
+                    read += len(pages)
+                    found += [n.decode() for n in needles if n in pages]
+            print('ESCAPED' if found else 'BLOCKED', f'read {{read:,}} bytes of pids {{pids}}:', found)
+            """)], LIMITS)
+    out = (result.stdout.strip() or result.describe())[:160]
+    return "BLOCKED" in result.stdout and " 0 bytes" not in result.stdout, out
+
+
 async def fork_bomb() -> tuple[bool, str]:
     start = time.monotonic()
     with Workspace() as ws:
@@ -156,6 +179,44 @@ async def huge_output() -> tuple[bool, str]:
         result = await ws.run([sandbox_python(), "-c", "import sys\nfor _ in range(1024):\n"
                                "    sys.stdout.write('x' * (1 << 20))"], LIMITS)
     return len(result.stdout) <= LIMITS.output_bytes, f"{len(result.stdout):,} characters kept of 1 GiB"
+
+
+async def symlink_loop() -> tuple[bool, str]:
+    with Workspace() as ws:
+        box = ToolBox(ws, ["shell", "read_file", "write_file", "list_dir"], LIMITS)
+        await box.call("shell", {"command": "ln -s loop loop && ln -s b a && ln -s a b"})
+        results = [await box.call(tool, args) for tool, args in [
+            ("read_file", {"path": "loop"}), ("write_file", {"path": "a/x", "content": "x"}),
+            ("list_dir", {"path": "b"})]]
+        host = [str(ws.root), str(WORKSPACES)]
+    leaked = [r.output for r in results if r.ok or any(h in r.output for h in host)]
+    return not leaked, f"{sum(not r.ok for r in results)} of 3 calls refused; host paths shown: {len(leaked)}"
+
+
+async def file_tool_race(swaps: int = 2000) -> tuple[bool, str]:
+    """A directory swapped for a link to the host (RENAME_EXCHANGE) while the file tools use it."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    tally: Counter[str] = Counter()
+    with tempfile.TemporaryDirectory() as host, Workspace({"d/secret.txt": "inside"}) as ws:
+        outside = Path(host)
+        (outside / "secret.txt").write_text("host secret")
+        (ws.path / "link").symlink_to(outside)
+        box = ToolBox(ws, ["read_file", "write_file", "list_dir"])
+
+        def swap():
+            a, b = bytes(ws.path / "d"), bytes(ws.path / "link")
+            for _ in range(swaps):
+                tally["swaps"] += libc.renameat2(-100, a, -100, b, 2) == 0  # AT_FDCWD, RENAME_EXCHANGE
+                time.sleep(0.0001)
+        swapper = asyncio.get_running_loop().run_in_executor(None, swap)
+        while not swapper.done():
+            read = await box.call("read_file", {"path": "d/secret.txt"})
+            await box.call("write_file", {"path": "d/written.txt", "content": "x"})
+            tally["calls"] += 2
+            tally["outside"] += "host secret" in read.output or (outside / "written.txt").exists()
+        await swapper
+    return tally["outside"] == 0 and tally["swaps"] == swaps, \
+        f"{tally['swaps']:,} swaps, {tally['calls']:,} calls, {tally['outside']} outside"
 
 
 async def check_past_budget() -> tuple[bool, str]:
@@ -295,6 +356,72 @@ async def idle_http_clients(server: Server) -> tuple[bool, str]:
         f"health {states}, the server holds {fds} descriptors, log {log_mb:.2f} MB"
 
 
+async def malformed_protobufs(server: Server) -> tuple[bool, str]:
+    """Bytes that are no protobuf, a truncated field and a huge length prefix, to every RPC."""
+    codes: Counter[str] = Counter()
+    garbage = [b"\xff" * 64, b"\x0a\xff\xff\xff\xff\x0f", b"\x12\x05ab", os.urandom(4096)]
+    async with server.client() as client:
+        for method in pb.DESCRIPTOR.services_by_name["JitAgent"].methods:
+            path = f"/jitagent.v1.JitAgent/{method.name}"
+            kind = ("stream_stream" if method.client_streaming else
+                    "unary_stream" if method.server_streaming else "unary_unary")
+            call_of = getattr(client.channel, kind)(path, request_serializer=None, response_deserializer=None)
+            for payload in garbage:
+                call = call_of(iter([payload]) if method.client_streaming else payload, timeout=10,
+                               metadata=client.metadata)
+                try:
+                    if method.server_streaming:
+                        async for _ in call:
+                            pass
+                    else:
+                        await call
+                    codes["OK"] += 1
+                except grpc.aio.AioRpcError as exc:
+                    codes[exc.code().name] += 1
+    states = [await server.health() for _ in range(2)]
+    return states == ["SERVING"] * 2 and "DEADLINE_EXCEEDED" not in codes, \
+        f"answers {dict(codes)}; health after {states}"
+
+
+def http(port: int, request: bytes) -> str:
+    """The status line a raw HTTP request gets, or what happened instead."""
+    with socket.create_connection(("127.0.0.1", port), timeout=15) as sock:
+        try:
+            sock.sendall(request)
+            return sock.recv(4096).split(b"\r\n", 1)[0].decode(errors="replace") or "closed"
+        except OSError as exc:
+            return type(exc).__name__
+
+
+async def hostile_http(server: Server) -> tuple[bool, str]:
+    auth = f"Authorization: Bearer {server.token}\r\n".encode()
+
+    def post(body: bytes, headers: bytes = auth, length: int | None = None) -> bytes:
+        return (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
+                headers + f"Content-Length: {len(body) if length is None else length}\r\n\r\n".encode()
+                + body)
+    requests = {
+        "no token": post(b'{"messages": [{"role": "user", "content": "hi"}]}', b""),
+        "wrong token": post(b"{}", b"Authorization: Bearer nope\r\n"),
+        "bad JSON": post(b"{"), "JSON nested 100,000 deep": post(b"[" * 100_000 + b"]" * 100_000),
+        "n = 10**30": post(b'{"messages": [{"role": "user", "content": "hi"}], "n": 1' + b"0" * 30 + b"}"),
+        "a 5 MB body": post(b'{"x": "' + b"x" * (5 << 20) + b'"}'),
+        "Content-Length 10**12": post(b"{}", length=10**12),
+        "a 100 KB header": post(b"{}", auth + b"X-Big: " + b"x" * 100_000 + b"\r\n"),
+        "a path out": b"GET /../../etc/passwd HTTP/1.1\r\nHost: x\r\n" + auth + b"\r\n",
+        "not HTTP": b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + os.urandom(64),
+    }
+    answers = {name: await asyncio.to_thread(http, server.http_port, raw) for name, raw in requests.items()}
+    # a 4xx, or for bytes that are no HTTP at all, the connection closed
+    bad = {name: line for name, line in answers.items()
+           if line[9:10] != "4" and line not in ("closed", "ConnectionResetError")}
+    state = await server.health()
+    traceback = "Traceback" in server.log.read_text(errors="replace")
+    return not bad and state == "SERVING" and not traceback, \
+        f"{len(requests) - len(bad)} of {len(requests)} answered 4xx or closed; others {bad}; health " \
+        f"{state}; traceback in the log: {traceback}"
+
+
 async def data_dir_mode(server: Server) -> tuple[bool, str]:
     mode = oct(stat.S_IMODE(server.data.stat().st_mode))
     return mode == "0o700", f"a data dir made 0755 before the server opened it is {mode}"
@@ -304,6 +431,8 @@ def server_cases(server: Server) -> list[tuple[str, str, Case]]:
     return [("no token on gRPC", "earlier", partial(no_token, server)),
             ("reasoning_gym size 2**63-1", "27", partial(gym_size, server)),
             ("a 1 MB harness id echoed in the error", "27", partial(megabyte_id, server)),
+            ("malformed protobufs to every RPC", "22", partial(malformed_protobufs, server)),
+            ("hostile HTTP requests to the OpenAI-compatible door", "22", partial(hostile_http, server)),
             ("2,000 idle HTTP clients without a token", "27", partial(idle_http_clients, server)),
             ("an existing data dir left 0755", "27", partial(data_dir_mode, server))]
 
@@ -323,7 +452,11 @@ async def run_cases(cases: list[tuple[str, str, Case]]) -> list[Outcome]:
 async def main(only: str) -> list[Outcome]:
     confined = is_root() and bwrap_works()
     local = [*((name, found, sandbox_case(code)) for name, found, code in PROGRAMS),
-             ("fork bomb", "earlier", fork_bomb), ("1 GiB of output", "earlier", huge_output)]
+             ("the memory of the processes a run sees (bwrap's init: host paths)", "27", init_memory),
+             ("fork bomb", "earlier", fork_bomb),
+             ("file tools: a symlink loop", "22", symlink_loop),
+             ("file tools: a directory swapped for a link to the host mid-call", "22", file_tool_race),
+             ("1 GiB of output", "earlier", huge_output)]
     outcomes = [Outcome(n, f, None, "needs root and bwrap") for n, f, _ in local if only in n] \
         if not confined else await run_cases([c for c in local if only in c[0]])
     outcomes += await run_cases([c for c in [

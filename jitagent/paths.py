@@ -2,12 +2,14 @@
 
 The data is the process's own: once a bank is open, what the process creates is readable by its user
 only (umask 077: files 0600, directories 0700) — the bank with its WAL and SHM files, its faiss
-index, the evolve state, the data dir itself."""
+index, the evolve state, the data dir itself; a data dir this user already had is made 0700 when opened,
+the folder of a `--bank FILE` elsewhere is left as it is (it may be a shared one, such as ~)."""
 
 import glob
 import hashlib
 import os
 import sqlite3
+import stat
 import tempfile
 from pathlib import Path
 
@@ -63,6 +65,7 @@ def _open_bank(path: str | Path, cache_dir: Path | None, create: bool, models: l
         index = where / f"bank-{hashlib.sha256(describe(str(path)).encode()).hexdigest()[:12]}.faiss"
         try:
             where.mkdir(parents=True, exist_ok=True)
+            _make_dir_private(where)
             return HarnessBank(str(path), index_path=index)
         except StoreUnavailable as exc:  # names the database already
             if exc.kind == "login":
@@ -92,6 +95,8 @@ def _open_bank(path: str | Path, cache_dir: Path | None, create: bool, models: l
         raise DataDirError(f"data dir {where}: {path.name} is not a file")
     if path.is_file() and path.stat().st_size and not _is_sqlite(path):
         raise DataDirError(f"data dir {where}: {path.name} is not an SQLite database")
+    if where.resolve() == (cache_dir or data_dir()).resolve():  # the data dir, not a --bank file's folder
+        _make_dir_private(where)
     _make_private(where, path.name)
     try:
         return HarnessBank(path)
@@ -106,6 +111,13 @@ def _make_private(where: Path, name: str) -> None:
     for file in where.glob(glob.escape(name) + "*"):
         if file.is_file() and file.stat().st_uid == os.geteuid():
             file.chmod(0o600)
+
+
+def _make_dir_private(where: Path) -> None:
+    """A data dir made before it was 0700 (or by hand): this user's only, unless another user owns it."""
+    info = where.stat()
+    if info.st_uid == os.geteuid() and info.st_mode & 0o077:
+        where.chmod(stat.S_IMODE(info.st_mode) & 0o700)
 
 
 def _is_sqlite(path: Path) -> bool:

@@ -1,10 +1,11 @@
 """Run untrusted code (tool calls, harness `code` sections, tests) confined to a workspace.
 
 With bubblewrap (`bwrap`) and root, every run gets its own user, PID, mount, network, IPC and UTS
-namespaces and a fresh /proc; a seccomp filter (`jitagent.seccomp`); a host uid no other run holds;
-the system directories read-only and nothing else of the host; its workspace at /tmp/ws on a
-size-capped tmpfs that also holds its /tmp; memory and process count capped for the whole run by
-cgroups; rlimits on CPU seconds, address space, file size and open files; death with its parent.
+namespaces, a fresh /proc and as PID 1 an init that holds nothing of the host; a seccomp filter
+(`jitagent.seccomp`); a host uid no other run holds; the system directories read-only and nothing
+else of the host; its workspace at /tmp/ws on a size-capped tmpfs that also holds its /tmp; memory
+and process count capped for the whole run by cgroups; rlimits on CPU seconds, address space, file
+size and open files; death with its parent.
 The host kills it on the wall clock and bounds its output. Without bwrap, `sandbox_exec.py`
 applies what the kernel allows (the fallback). `ExecResult.confinement` lists what applied. The
 launcher is its own single-threaded process, so spawning is safe from a threaded gRPC server.
@@ -47,6 +48,26 @@ WORKSPACES = Path(tempfile.gettempdir()) / f"jitagent-workspaces-{os.geteuid()}"
 DISK_MB = 64  # a workspace's tmpfs: its files and the run's /tmp
 DISK_INODES = 16384
 LAUNCH_PROCESSES = 2  # bwrap's monitor and the PID namespace's init, on top of the run's own
+# The run's PID 1 in place of bwrap's own init (`--as-pid-1`), whose memory the run could read: it holds the
+# host's mount table, other workspaces' host paths among them. A fresh interpreter holds only its argv: it
+# runs the program as PID 2 (as PID 1, a signal it has no handler for, SIGXCPU or its own SIGTERM, would not
+# kill it), reaps orphans, and exits as bwrap's init did, with the program's status (128 + its signal).
+INIT = """
+import os, signal, sys
+pid = os.fork()
+if pid == 0:
+    for sig in (signal.SIGPIPE, signal.SIGXFSZ):  # Python ignores them, the program gets the defaults
+        signal.signal(sig, signal.SIG_DFL)
+    try:
+        os.execvp(sys.argv[1], sys.argv[1:])
+    except OSError as exc:
+        sys.stderr.write(f'execvp {sys.argv[1]}: {exc.strerror}\\n')
+        os._exit(1)
+while True:
+    child, status = os.wait()
+    if child == pid:
+        os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
+"""
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 SECCOMP_FILTER = seccomp.program()
@@ -228,7 +249,7 @@ def _interpreter_dirs() -> list[str]:
 def _bwrap_argv(workspace: Workspace) -> list[str]:
     """bwrap and its options; the launcher hands the options over on a descriptor, not in argv."""
     argv = [BWRAP, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
-            "--new-session"]
+            "--new-session", "--as-pid-1"]
     for path in (*SYSTEM_DIRS, *_interpreter_dirs()):
         if os.path.islink(path):
             argv += ["--symlink", os.readlink(path), path]
@@ -245,6 +266,7 @@ def _launcher_config(workspace: Workspace, limits: SandboxLimits, uid: int | Non
         "workspace": str(workspace.root), "uid": uid, "cgroups": cgroups, "report_fd": report_fd,
         "parent": os.getpid(),  # the launcher's parent: if it is another, the server died
         "bwrap": _bwrap_argv(workspace) if use_bwrap else None,
+        "init": [sandbox_python(), "-I", "-S", "-c", INIT] if use_bwrap else [],
         "seccomp": SECCOMP_FILTER.hex() if SECCOMP_FILTER else None,
         "limits": {"cpu_s": limits.cpu_s, "memory_bytes": limits.memory_mb << 20,
                    "file_bytes": limits.file_mb << 20, "processes": limits.processes + LAUNCH_PROCESSES,

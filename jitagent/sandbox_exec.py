@@ -7,9 +7,10 @@ the fallback, unshare PID, mount and network namespaces itself: a fresh /proc, p
 /var/tmp and /dev/shm, the workspace's disk as /tmp and the workspace at /tmp/ws. Either way the
 run gets the seccomp filter (config `seccomp`, from `jitagent.seccomp`): bwrap installs it, the
 fallback installs it itself after no_new_privs. bwrap's options reach it on a file descriptor
-(`--args`): bwrap is the run's PID 1, and its command line, which /proc shows to the run, must
-name nothing of the host. What applied is reported on a pipe. The first process in a new PID
-namespace is its init: when it dies every process in it dies, so a fork bomb cannot outlive the run.
+(`--args`), never in a command line. With bwrap the run's PID 1 is `config["init"]`
+(`jitagent.sandbox.INIT`), not bwrap, whose memory holds the host's mount table. What applied is
+reported on a pipe. The first process in a new PID namespace is its init: when it dies every
+process in it dies, so a fork bomb cannot outlive the run.
 """
 
 import ctypes
@@ -136,7 +137,7 @@ def main() -> None:
     seccomp = bytes.fromhex(config["seccomp"]) if config["seccomp"] else None
     applied = _join_cgroups(config["cgroups"])
     if config["bwrap"]:
-        argv = _bwrap_argv(config["bwrap"], seccomp, argv)
+        argv = _bwrap_argv(config["bwrap"], seccomp, config["init"] + argv)
         applied += BWRAP_CONFINEMENT + (["seccomp"] if seccomp else [])
     else:
         applied += _confine_by_hand(config["workspace"])

@@ -30,7 +30,7 @@ import h11
 import uvicorn
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -373,10 +373,13 @@ class OpenAIDoor:
     async def _json(request: Request) -> Any:
         """The body as JSON, read no further than MAX_BODY_BYTES."""
         body = bytearray()
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > MAX_BODY_BYTES:
-                raise ApiError(413, f"request body over {MAX_BODY_BYTES:,} bytes")
+        try:
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > MAX_BODY_BYTES:
+                    raise ApiError(413, f"request body over {MAX_BODY_BYTES:,} bytes")
+        except ClientDisconnect:  # uncaught, each one logged a traceback: a way to fill the log
+            raise ApiError(400, "the client left before its body was whole") from None
         from jitagent.nesting import NestingError, json_loads
 
         try:

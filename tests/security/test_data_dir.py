@@ -8,7 +8,7 @@ import os
 import stat
 
 from jitagent.catalog import seed_bank
-from jitagent.paths import open_bank
+from jitagent.paths import bank_location, open_bank
 from jitagent.server.app import ServerConfig
 
 from ..jitagent.server.conftest import free_port, running
@@ -46,3 +46,31 @@ def test_a_bank_made_world_readable_before_is_made_private_when_opened(tmp_path)
     open_bank(tmp_path / "bank.db").close()
     assert {name: mode for name, mode in modes(tmp_path).items() if name.startswith("bank.db")} == \
         {"bank.db": "0o600", "bank.db.faiss": "0o600", "bank.db.evolve.jsonl": "0o600"}
+
+
+def test_a_data_dir_made_0755_before_is_made_its_users_alone_when_a_server_opens_it(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir(mode=0o755)
+    data.chmod(0o755)  # whatever the umask
+
+    async def main():
+        async with running(ServerConfig(port=free_port(), data_dir=data, meta_model="scripted")):
+            return modes(data)["."]
+    assert asyncio.run(main()) == "0o700"
+
+
+def test_the_default_data_dir_made_0755_before_is_made_0700(tmp_path, monkeypatch):
+    data = tmp_path / "jitagent"
+    data.mkdir(mode=0o755)
+    data.chmod(0o755)
+    monkeypatch.setenv("JITAGENT_DATA", str(data))
+    open_bank(bank_location(None)).close()
+    assert modes(data)["."] == "0o700"
+
+
+def test_the_folder_of_a_bank_file_outside_the_data_dir_is_left_as_it_is(tmp_path):
+    shared = tmp_path / "home"  # `--bank ~/bank.db`: the folder may be the user's home
+    shared.mkdir(mode=0o755)
+    shared.chmod(0o755)
+    open_bank(shared / "bank.db", cache_dir=tmp_path / "data").close()
+    assert modes(shared)["."] == "0o755" and modes(shared)["bank.db"] == "0o600"

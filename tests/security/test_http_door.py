@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from jitagent.client import JitAgentClient
-from jitagent.server.openai_api import MAX_CONNECTIONS, REQUEST_TIMEOUT_S
+from jitagent.server.openai_api import MAX_CONNECTIONS, REQUEST_TIMEOUT_S, OpenAIDoor
 
 from ..jitagent.server.conftest import free_port
 
@@ -91,3 +91,25 @@ def test_two_thousand_idle_http_clients_leave_grpc_serving(tmp_path):
     assert held < MAX_CONNECTIONS + 400, held  # the door's bound, and what the server holds besides
     assert after < 400, after  # the idle ones closed
     assert log_path.stat().st_size < 1 << 20
+
+
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/jitagent/feedback"])
+def test_a_client_that_leaves_mid_body_gets_an_answer_not_a_logged_traceback(path):
+    """A Content-Length the client never sends and a hang-up: ClientDisconnect escaped the route, and
+    uvicorn logged 3 KB of traceback for each such request."""
+    door = OpenAIDoor(lambda: object(), lambda: None, token="t", slots=asyncio.Semaphore(1), max_queue=1,
+                      keepalive_s=5)
+    scope = {"type": "http", "method": "POST", "path": path, "raw_path": path.encode(), "query_string": b"",
+             "headers": [(b"authorization", b"Bearer t"), (b"content-length", b"1000000")],
+             "http_version": "1.1", "scheme": "http", "server": ("127.0.0.1", 80), "root_path": ""}
+    incoming = [{"type": "http.request", "body": b'{"messages": [', "more_body": True},
+                {"type": "http.disconnect"}]
+    sent = []
+
+    async def receive():
+        return incoming.pop(0)
+
+    async def send(message):
+        sent.append(message)
+    asyncio.run(door.app(scope, receive, send))
+    assert sent[0]["type"] == "http.response.start" and sent[0]["status"] == 400

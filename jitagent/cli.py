@@ -63,13 +63,14 @@ def cmd_schema(args) -> int:
 
 
 def cmd_validate(args) -> int:
-    from jitagent.spec import SpecError, load_spec
+    from jitagent.spec import SpecError, SpecUnreadable, load_spec
 
     try:
         spec = load_spec(args.file)
+    except SpecUnreadable as exc:  # no spec to check: the file named is wrong
+        raise Failure(str(exc), USAGE) from None
     except SpecError as exc:
-        say(f"invalid: {exc}")
-        return 1
+        raise Failure(f"invalid: {exc}") from None
     print(visible(f"valid: {spec.name} (id {spec.id})"))
     return 0
 

@@ -41,7 +41,7 @@ from jitagent.models.base import Cancelled, CancelToken, ModelError
 from jitagent.pipeline import JitPipeline
 from jitagent.server.convert import MAX_N
 from jitagent.spec import format_validation_error
-from jitagent.tasks import task_for
+from jitagent.tasks import Expected, task_for
 from jitagent.usage import Usage
 
 log = logging.getLogger("jitagent.server.openai")
@@ -83,7 +83,7 @@ class Message(BaseModel):
 
 class JitOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    expect: str | float | None = None
+    expect: Expected | None = None
     verifier: dict | None = None
     n: int | None = Field(None, ge=1, le=MAX_N)
 

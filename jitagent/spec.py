@@ -359,7 +359,7 @@ def format_validation_error(exc: ValidationError) -> str:
     lines = []
     for err in exc.errors():
         where = ".".join(str(p) for p in err["loc"]) or "(root)"
-        lines.append(f"{where}: {err['msg']}")
+        lines.append(f"{where}: {err['msg'].removeprefix('Value error, ')}")  # pydantic's, not ours
     return "; ".join(lines)
 
 

@@ -112,3 +112,23 @@ def test_brief_cuts_at_a_word_and_closes_the_quote_it_cut():
     assert brief("NameError: name 'solve' is not defined", 24) == "NameError: name..."
     assert brief("x = 'abcdefghijklmnopqrstuvwxyz0123456789'", 30) == "x = 'abcdefghijklmnopqrstu...'"
     assert brief("it's what don't work here at all", 20) == "it's what don't..."
+
+
+def test_a_silent_wait_says_that_the_work_goes_on_piped(capsys):
+    """A model call between two events says nothing; piped, the wait is a line every `every_s` seconds,
+    and the events come through as they were."""
+    import asyncio
+
+    from jitagent.progress import heartbeat
+
+    async def slow():
+        for event in ("chosen", "result"):
+            await asyncio.sleep(0.35)
+            yield event
+
+    async def main():
+        return [event async for event in heartbeat(slow(), every_s=0.1)]
+    assert asyncio.run(main()) == ["chosen", "result"]
+    ticks = capsys.readouterr().err.splitlines()
+    assert len(ticks) >= 4 and all(t.startswith("... working: ") and t.endswith("s since the last step")
+                                   for t in ticks), ticks

@@ -63,13 +63,14 @@ def cmd_schema(args) -> int:
 
 
 def cmd_validate(args) -> int:
-    from jitagent.spec import SpecError, load_spec
+    from jitagent.spec import SpecError, SpecUnreadable, load_spec
 
     try:
         spec = load_spec(args.file)
+    except SpecUnreadable as exc:  # no spec to check: the file named is wrong
+        raise Failure(str(exc), USAGE) from None
     except SpecError as exc:
-        say(f"invalid: {exc}")
-        return 1
+        raise Failure(f"invalid: {exc}") from None
     print(visible(f"valid: {spec.name} (id {spec.id})"))
     return 0
 
@@ -105,6 +106,7 @@ def cmd_run(args) -> int:
     """The harness on each task; the table says why each one that did not pass failed. Exit status 1
     when some task failed for a reason that is not the harness's (its result says which)."""
     from jitagent.catalog import resolve_harness
+    from jitagent.errors import brief
     from jitagent.evaluate import run_tasks, summarize, why
     from jitagent.models import load_model
     from jitagent.progress import units, waiting
@@ -119,7 +121,7 @@ def cmd_run(args) -> int:
             model.load()
     with units(spec.name, len(tasks)) as progress:
         def done(r) -> None:
-            progress.done(f"{r.task_id}: {_passed(r)}" + (f" ({why(r)[:100]})" if why(r) else ""))
+            progress.done(f"{r.task_id}: {_passed(r)}" + (f" ({brief(why(r))})" if why(r) else ""))
         results = asyncio.run(run_tasks(Runtime(model), spec, tasks, seed=args.seed, on_done=done))
     summary = summarize(spec.name, results)
     report = {"summary": summary.to_dict(), "model": model.name, "results": [r.summary() for r in results]}
@@ -133,7 +135,8 @@ def cmd_run(args) -> int:
         for r in results:
             tokens = "unknown" if r.cost.tokens is None else str(r.cost.tokens)
             answer = (r.answer or "")[:40].replace("\n", " ")
-            shown.add_row(r.task_id, _passed(r), answer, why(r)[:120] or "-", tokens, f"{r.cost.wall_s:.1f}")
+            shown.add_row(r.task_id, _passed(r), answer, brief(why(r), 120) or "-", tokens,
+                          f"{r.cost.wall_s:.1f}")
         out = console()
         out.print(shown)
         success = "unknown" if summary.success_rate is None else f"{summary.success_rate:.1%}"
@@ -145,7 +148,7 @@ def cmd_run(args) -> int:
     failed = [r for r in results if r.error]
     if failed:
         raise Failure(f"{len(failed)} of {len(results)} task(s) failed for a reason that is not the "
-                      f"harness's, e.g. {failed[0].task_id}: {failed[0].error}")
+                      f"harness's, e.g. {failed[0].task_id}: {brief(failed[0].error, 200)}")
     return 0
 
 

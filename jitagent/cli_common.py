@@ -90,15 +90,16 @@ def models(*, meta: bool = True, solver: bool = True,
            old_model: str | None = None) -> argparse.ArgumentParser:
     """`--meta-model` / `--solver-model`; `old_model`: the dest the old `--model` spelling meant here.
     Without `meta`, the solver runs the meta-model's default."""
+    from jitagent.models import MODEL_CHOICES
+
     p = parent_parser()
     if meta:
         p.add_argument("--meta-model", default=META_MODEL,
-                       help="writes harnesses: embedded | qwen2.5-coder-0.5b | smollm2-135m | "
-                       f"http(s)://HOST:PORT[#model] (OpenAI-compatible) (default: {META_MODEL})")
+                       help=f"writes harnesses: {MODEL_CHOICES} (default: {META_MODEL})")
     if solver:
         p.add_argument("--solver-model", default=None if meta else META_MODEL,
-                       help="runs them, same choices (default: the meta-model"
-                       + (")" if meta else f", {META_MODEL})"))
+                       help="runs them, same choices (default: the meta-model)" if meta
+                       else f"runs the harnesses: {MODEL_CHOICES} (default: {META_MODEL})")
     if old_model:
         p.add_argument("--model", dest=old_model, default=HIDDEN, help=HIDDEN)  # no default of its own
     p.add_argument("--api-key-file", type=Path, metavar="FILE", help="a file holding the API key of an "
@@ -201,17 +202,21 @@ class Bounded:
             raise OutOfRange(f"must be {self.rule}, got {text}")
         return value
 
+    def _shown(self, bound: float) -> str:
+        return str(int(bound)) if self.kind is int else f"{bound:g}"  # 4294967295, not 4.29497e+09
+
     @property
     def name(self) -> str:
         return NUMBER_NAMES[self.kind]
 
     @property
     def rule(self) -> str:
-        if self.low is not None and self.high is not None:
-            return f"between {self.low:g} and {self.high:g}"
-        if self.low is not None:
-            return f"more than {self.low:g}" if self.exclusive_low else f"at least {self.low:g}"
-        return f"at most {self.high:g}" if self.high is not None else "a finite number"
+        low, high = (None if b is None else self._shown(b) for b in (self.low, self.high))
+        if low is not None and high is not None:
+            return f"between {low} and {high}"
+        if low is not None:
+            return f"more than {low}" if self.exclusive_low else f"at least {low}"
+        return f"at most {high}" if high is not None else "a finite number"
 
 
 COUNT = Bounded(int, 1)  # how many of something: at least one
@@ -251,12 +256,19 @@ CANDIDATES = FieldRange("jitagent.synthesis.synthesize:SynthesisConfig", "n")  #
 
 
 class RangeHelp(argparse.HelpFormatter):
-    """Help that says each numeric option's range, from its type (the rule that checks it)."""
+    """Help that says each numeric option's range, from its type (the rule that checks it), and its
+    default where the help does not say it (a number or a word; not a switch's False)."""
 
     def _get_help_string(self, action) -> str:
         text = action.help or ""
-        rule = getattr(action.type, "rule", None)
-        return f"{text} ({rule})" if rule and text != HIDDEN else text
+        if text == HIDDEN:
+            return text
+        notes = [rule] if (rule := getattr(action.type, "rule", None)) else []
+        default = action.default
+        if (isinstance(default, (int, float, str)) and not isinstance(default, bool) and default != HIDDEN
+                and "default" not in text):
+            notes.append(f"default: {default}")
+        return f"{text} ({'; '.join(notes)})" if notes else text
 
 
 def top_k(value: str) -> int | None:

@@ -20,8 +20,9 @@ from jitagent import __version__
 from jitagent.cli_common import CANDIDATES, FieldRange, api_key, bank, bank_location, common, models
 from jitagent.feedback import FeedbackError, Report
 from jitagent.pipeline import JitPipeline
-from jitagent.tasks import task_for
+from jitagent.tasks import Expected, task_for
 
+CLUSTERS = "jitagent://clusters/"
 INSTRUCTIONS = ("jitagent routes each task to the agent harness that has done best on tasks like it, writing "
                 "a new one where it explores, and runs it. Call `solve` with the task; where you can tell "
                 "how the answer did, call `report` with its run_id and a reward in [0, 1].")
@@ -60,10 +61,11 @@ def build_server(pipeline: JitPipeline):
                  description="Solve a task: route it to a harness (synthesizing one if need be), run "
                              "it, verify it where `expect` or `verifier` says how. Returns the answer and "
                              "the run_id to report on.")
-    async def solve(task: str, expect: str | None = None, verifier: dict | None = None,
+    async def solve(task: str, expect: Expected | None = None, verifier: dict | None = None,
                     type: str | None = None) -> Solved:
-        """`expect`: the right answer (a number compares numerically); `verifier`: any jitagent verifier
-        as an object, e.g. {"kind": "regex", "pattern": "^4"}; `type`: the task's type (its cluster)."""
+        """`expect`: the right answer (a number, or text that is one, compares numerically); `verifier`:
+        any jitagent verifier as an object, e.g. {"kind": "regex", "pattern": "^4"}; `type`: the task's
+        type (its cluster). Both as the HTTP door's `jitagent` object takes them (`task_for`)."""
         try:
             task = task_for(task, type=type, expect=expect, verifier=verifier)
         except ValueError as exc:  # the caller's to fix: told in the result, as the protocol wants
@@ -93,19 +95,22 @@ def build_server(pipeline: JitPipeline):
 
 
 class ClusterResources:
-    """A resource for each cluster the bank knows, published as clusters appear."""
+    """A resource for each cluster the bank knows, published as clusters appear (listed with its name
+    escaped), and a template that reads any cluster's however it is spelled: `type:add` or `type%3Aadd`."""
 
     def __init__(self, server, pipeline: JitPipeline):
         from harness_bank.views import BankViews
 
         self.server, self.views = server, BankViews(pipeline.bank)
         self.published: set[str] = set()
+        server.resource(CLUSTERS + "{cluster}", name="cluster", mime_type="application/json",
+                        description="the arms of a cluster, by its name")(self.arms)
 
     def publish(self) -> None:
         from mcp.server.mcpserver.resources import FunctionResource
 
         for cluster in self.views.cluster_names():
-            uri = f"jitagent://clusters/{quote(cluster, safe='')}"
+            uri = CLUSTERS + quote(cluster, safe="")
             if uri not in self.published:
                 self.published.add(uri)
                 self.server.add_resource(FunctionResource(
@@ -113,7 +118,15 @@ class ClusterResources:
                     description=f"the arms of cluster {cluster}: posteriors, runs, rewards, tokens"))
 
     def arms(self, cluster: str) -> str:
-        return json.dumps([asdict(a) for a in self.views.arms(cluster)], indent=2)
+        from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+
+        from harness_bank.bank import BankError
+
+        try:
+            arms = self.views.arms(cluster)
+        except BankError as exc:  # a cluster the bank never saw: the caller's to fix, said as such
+            raise ResourceNotFoundError(str(exc)) from None
+        return json.dumps([asdict(a) for a in arms], indent=2)
 
 
 def cmd_mcp(args) -> int:

@@ -3,14 +3,19 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
+from typing import TypeVar
 
 from rich.progress import Progress
 
 from jitagent.terminal import TerminalConsole, visible
+
+T = TypeVar("T")
 
 
 class Units:
@@ -53,3 +58,35 @@ def waiting(text: str) -> Iterator[None]:
         return
     with TerminalConsole(stderr=True).status(text):
         yield
+
+
+async def heartbeat(events: AsyncIterator[T], every_s: float = 10.0) -> AsyncIterator[T]:
+    """`events` as they come; while none comes (a model call in progress says nothing), that the work goes
+    on: on a terminal a spinner with the seconds waited, piped a line every `every_s` seconds."""
+    tty = sys.stderr.isatty()
+    source = aiter(events)
+    while True:
+        waiting_since, status = time.monotonic(), None
+        step = asyncio.ensure_future(anext(source))
+        try:
+            while not (await asyncio.wait({step}, timeout=1.0 if tty else every_s))[0]:
+                text = f"working: {time.monotonic() - waiting_since:.0f}s since the last step"
+                if not tty:
+                    print(f"... {text}", file=sys.stderr, flush=True)
+                elif status is None:
+                    status = TerminalConsole(stderr=True).status(text)
+                    status.start()
+                else:
+                    status.update(text)
+        finally:
+            if status is not None:
+                status.stop()
+            if not step.done():  # the caller stopped early: so does the work
+                step.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await step
+        try:
+            event = step.result()
+        except StopAsyncIteration:
+            return
+        yield event

@@ -20,7 +20,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from jitagent import DEFAULT_ADDRESS
 from jitagent.client import channel_options, new_request_id, report_request
-from jitagent.tasks import Task, VerifierSpec, task_for
+from jitagent.tasks import Expected, Task, VerifierSpec, task_for
 from jitagent.v1 import jitagent_pb2 as pb
 from jitagent.v1 import jitagent_pb2_grpc as pb_grpc
 from jitagent.wire import enum_name, task_to_proto
@@ -154,7 +154,7 @@ class JitAgent:
         reply = self._call(stub.Check, health_pb2.HealthCheckRequest(), self.timeout or 5.0)
         return health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
 
-    def solve(self, task: str | Task, *, expect: str | float | None = None,
+    def solve(self, task: str | Task, *, expect: Expected | None = None,
               verifier: dict | VerifierSpec | None = None, type: str | None = None, n: int = 0,
               timeout: float | None = None, request_id: str | None = None) -> Solved:
         """Solve one task and return the result. `expect`: the answer that is right (a number is

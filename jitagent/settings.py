@@ -26,6 +26,7 @@ from jitagent.cli_common import (
     without_password,
 )
 from jitagent.logs import FORMATS
+from jitagent.models import MODEL_CHOICES
 
 
 def log_format(value: str) -> str:
@@ -70,9 +71,8 @@ SERVE = (
             env="JITAGENT_DATA"),
     Setting("--bank", None, str, "bank file, or postgresql://USER@HOST:PORT/DB shared by a fleet",
             argv_type=without_password("put it in PGPASSWORD or ~/.pgpass")),
-    Setting("--meta-model", META_MODEL, str,
-            "writes harnesses: embedded | model name | OpenAI-compatible URL"),
-    Setting("--solver-model", None, str, "runs them (default: the meta-model)"),
+    Setting("--meta-model", META_MODEL, str, f"writes harnesses: {MODEL_CHOICES}"),
+    Setting("--solver-model", None, str, "runs them, same choices (default: the meta-model)"),
     Setting("--api-key-file", None, Path,
             "a file holding the model endpoint's API key (or JITAGENT_API_KEY)"),
     Setting("--concurrency", 1, FieldRange(SERVER, "concurrency"), "tasks synthesized or executed at once"),

@@ -24,6 +24,7 @@ from pydantic import (
     model_validator,
 )
 
+from jitagent.errors import one_line
 from jitagent.nesting import NestingError, yaml_load
 from jitagent.tools import TOOL_NAMES
 
@@ -343,11 +344,22 @@ class SpecError(ValueError):
     """A spec that does not validate; the message names each field and its problem."""
 
 
+class SpecUnreadable(SpecError):
+    """A spec file that cannot be read, or text that is not YAML/JSON: no spec to validate at all."""
+
+
+def yaml_problem(exc: yaml.YAMLError) -> str:
+    """A YAML error in one line: its problem and where (PyYAML's own text spans several, with a caret)."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+    return f"{getattr(exc, 'problem', None) or one_line(exc)}{where}"
+
+
 def format_validation_error(exc: ValidationError) -> str:
     lines = []
     for err in exc.errors():
         where = ".".join(str(p) for p in err["loc"]) or "(root)"
-        lines.append(f"{where}: {err['msg']}")
+        lines.append(f"{where}: {err['msg'].removeprefix('Value error, ')}")  # pydantic's, not ours
     return "; ".join(lines)
 
 
@@ -357,7 +369,7 @@ def parse_spec(data: dict | str) -> HarnessSpec:
         try:
             data = yaml_load(data)
         except yaml.YAMLError as exc:
-            raise SpecError(f"not valid YAML/JSON: {exc}") from None
+            raise SpecUnreadable(f"not valid YAML/JSON: {yaml_problem(exc)}") from None
         except NestingError as exc:
             raise SpecError(f"not a harness spec: {exc}") from None
     if not isinstance(data, dict):
@@ -373,11 +385,13 @@ def load_spec(path: str | Path) -> HarnessSpec:
     try:
         text = path.read_text()
     except OSError as exc:
-        raise SpecError(f"{path}: {exc.strerror}") from None
+        raise SpecUnreadable(f"{path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise SpecUnreadable(f"{path}: not UTF-8 text") from None
     try:
         return parse_spec(text)
     except SpecError as exc:
-        raise SpecError(f"{path}: {exc}") from None
+        raise type(exc)(f"{path}: {exc}") from None
 
 
 def json_schema() -> dict:

@@ -196,7 +196,10 @@ def spread_over_types(tasks: list[Task], limit: int | None) -> list[Task]:
     return picked
 
 
-def verifier_for(expect: str | float | None = None,
+Expected = str | float  # an expected answer, as every door takes it: a number is checked numerically
+
+
+def verifier_for(expect: Expected | None = None,
                  verifier: dict | VerifierSpec | None = None) -> VerifierSpec:
     """The verifier a caller asks for: `expect` a number is checked numerically, anything else exactly;
     `verifier` any kind (VerifierSpec fields); neither: none (unverified). ValueError names the problem."""
@@ -228,7 +231,7 @@ def _finite_number(value: str | float) -> int | float | None:
     return number if number == number and abs(number) != float("inf") else None
 
 
-def task_for(prompt: str, *, type: str | None = None, expect: str | float | None = None,
+def task_for(prompt: str, *, type: str | None = None, expect: Expected | None = None,
              verifier: dict | VerifierSpec | None = None) -> Task:
     """A task from a prompt and what checks it (see verifier_for); its id derives from the prompt."""
     try:

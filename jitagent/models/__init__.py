@@ -9,10 +9,12 @@ from jitagent.models.gguf import DEFAULT_MODEL, MODEL_NAMES
 from jitagent.usage import Usage
 
 __all__ = ["API_KEY_ENV", "CancelToken", "Cancelled", "Generation", "ModelClient", "ModelError", "Usage",
-           "load_model", "DEFAULT_MODEL", "MODEL_NAMES"]
+           "load_model", "DEFAULT_MODEL", "MODEL_CHOICES", "MODEL_NAMES"]
 
 
 API_KEY_ENV = "JITAGENT_API_KEY"
+# what a model option takes, for its help and load_model's error alike
+MODEL_CHOICES = " | ".join(("embedded", *MODEL_NAMES, "http(s)://HOST:PORT[#model] (OpenAI-compatible)"))
 
 
 def load_model(spec: str = "embedded", slot: str = "default", api_key: str | None = None) -> ModelClient:
@@ -35,7 +37,7 @@ def load_model(spec: str = "embedded", slot: str = "default", api_key: str | Non
         url, _, model = spec.partition("#")
         return OpenAICompatibleModel(url, model or None,
                                      api_key=api_key or os.environ.get(API_KEY_ENV) or None)
-    raise ValueError(f"unknown model {spec!r}: use 'embedded', one of {list(MODEL_NAMES)}, or an http(s) URL")
+    raise ValueError(f"unknown model {spec!r}: use {MODEL_CHOICES}")
 
 
 def scripted_latency(spec: str) -> float:

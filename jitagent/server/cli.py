@@ -131,10 +131,12 @@ def cmd_health(args) -> int:
 
 
 def cmd_solve(args) -> int:
+    from jitagent.progress import heartbeat
+
     task = task_from_args(args)
 
     async def use(client):
-        async for event in client.solve(task, n=args.n or 0, timeout=args.timeout):
+        async for event in heartbeat(client.solve(task, n=args.n or 0, timeout=args.timeout)):
             if args.json:
                 _emit(event)
             else:  # the events say how it goes (stderr); the result line is the result (stdout)

@@ -1,6 +1,6 @@
 """The OpenAI-compatible front door, where agents already live: `POST /v1/chat/completions`, `GET
-/v1/models` and `POST /v1/jitagent/feedback`, over HTTP beside gRPC in the same process and on the same
-pipeline (`serve --openai-port P`).
+/v1/models`, `GET /v1/models/{id}` and `POST /v1/jitagent/feedback`, over HTTP beside gRPC in the same
+process and on the same pipeline (`serve --openai-port P`). Every error is OpenAI's error object.
 
 The model is `jitagent`, or `jitagent/<type>` to name the task's type (its cluster); the task is the
 conversation (one user message: its text; more: each message as `role: text`), the answer is the
@@ -41,7 +41,7 @@ from jitagent.models.base import Cancelled, CancelToken, ModelError
 from jitagent.pipeline import JitPipeline
 from jitagent.server.convert import MAX_N
 from jitagent.spec import format_validation_error
-from jitagent.tasks import task_for
+from jitagent.tasks import Expected, task_for, verifier_for
 from jitagent.usage import Usage
 
 log = logging.getLogger("jitagent.server.openai")
@@ -68,6 +68,20 @@ class ApiError(Exception):
         return JSONResponse({"error": {"message": str(self), "type": kind, "param": self.param,
                                        "code": self.code}}, status_code=self.status, headers=headers)
 
+    @classmethod
+    def invalid(cls, exc: ValidationError) -> ApiError:
+        """A request body the models refuse; `param`: where its first problem is, e.g. `jitagent.n`."""
+        loc = exc.errors()[0]["loc"]
+        param = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
+        return cls(400, format_validation_error(exc), param or None)
+
+
+async def no_route(request: Request, exc: Exception) -> Response:
+    """A path or method this door does not serve, answered as OpenAI answers one: its error object."""
+    status = getattr(exc, "status_code", 404)
+    what = "URL" if status == 404 else "method for URL"
+    return ApiError(status, f"Invalid {what} ({request.method} {request.url.path})").response()
+
 
 class Part(BaseModel):
     model_config = ConfigDict(extra="allow")
@@ -83,7 +97,7 @@ class Message(BaseModel):
 
 class JitOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    expect: str | float | None = None
+    expect: Expected | None = None
     verifier: dict | None = None
     n: int | None = Field(None, ge=1, le=MAX_N)
 
@@ -130,6 +144,10 @@ def task_type(model: str) -> str | None:
                    "model_not_found")
 
 
+def model_object(name: str) -> dict:
+    return {"id": name, "object": "model", "created": 0, "owned_by": "jitagent"}
+
+
 def total_usage(result: SolveResult) -> Usage:
     """Every token the solve took; a part that is unknown makes the total unknown."""
     cost = result.synthesis_cost
@@ -171,8 +189,9 @@ class OpenAIDoor:
         self.app = Starlette(routes=[
             Route("/v1/chat/completions", self.chat_completions, methods=["POST"]),
             Route("/v1/models", self.models, methods=["GET"]),
+            Route("/v1/models/{model:path}", self.model, methods=["GET"]),
             Route("/v1/jitagent/feedback", self.feedback, methods=["POST"]),
-        ])
+        ], exception_handlers={404: no_route, 405: no_route})
 
     # --- serving ---------------------------------------------------------------------------
     async def start(self, host: str, port: int, *, tls_cert=None, tls_key=None, grace_s: float = 10.0) -> int:
@@ -217,7 +236,7 @@ class OpenAIDoor:
         except ApiError as exc:
             return exc.response()
         except ValidationError as exc:
-            return ApiError(400, format_validation_error(exc)).response()
+            return ApiError.invalid(exc).response()
         run_id = uuid.uuid4().hex
         headers = {"x-jitagent-run-id": run_id}
         n = chat.jitagent.n if chat.jitagent else None
@@ -246,8 +265,18 @@ class OpenAIDoor:
         clusters = await asyncio.to_thread(BankViews(pipeline.bank).cluster_names)
         names = [MODEL] + sorted(f"{MODEL}/{c.removeprefix('type:')}" for c in clusters
                                  if c.startswith("type:"))
-        return JSONResponse({"object": "list", "data": [{"id": name, "object": "model", "created": 0,
-                                                         "owned_by": "jitagent"} for name in names]})
+        return JSONResponse({"object": "list", "data": [model_object(name) for name in names]})
+
+    async def model(self, request: Request) -> Response:
+        """`GET /v1/models/{id}`: `jitagent`, or `jitagent/<type>` (any type: a new one is a new cluster)."""
+        name = request.path_params["model"]
+        try:
+            self._authorize(request)
+            self._ready()
+            task_type(name)
+        except ApiError as exc:
+            return exc.response()
+        return JSONResponse(model_object(name))
 
     async def feedback(self, request: Request) -> Response:
         """{"run_id", "reward" in [0, 1], "detail"?, "wall_s"?, "prompt_tokens"?, "completion_tokens"?}."""
@@ -258,7 +287,7 @@ class OpenAIDoor:
         except ApiError as exc:
             return exc.response()
         except ValidationError as exc:
-            return ApiError(400, format_validation_error(exc)).response()
+            return ApiError.invalid(exc).response()
         report = Report(body.reward, body.detail, prompt_tokens=body.prompt_tokens,
                         completion_tokens=body.completion_tokens, wall_s=body.wall_s)
         try:
@@ -362,10 +391,15 @@ class OpenAIDoor:
 
     @staticmethod
     def _task(chat: ChatRequest):
+        """The task, or ApiError naming the part of the request that is wrong."""
         options = chat.jitagent or JitOptions()
         try:
-            return task_for(conversation_text(chat.messages), type=task_type(chat.model),
-                            expect=options.expect, verifier=options.verifier)
+            verifier = verifier_for(options.expect, options.verifier)
+        except ValueError as exc:  # `expect` alone always makes one
+            raise ApiError(400, str(exc), "jitagent.verifier" if options.expect is None else "jitagent") \
+                from None
+        try:  # with a verifier made, only the text is left to be wrong
+            return task_for(conversation_text(chat.messages), type=task_type(chat.model), verifier=verifier)
         except ValueError as exc:
             raise ApiError(400, str(exc), "messages") from None
 

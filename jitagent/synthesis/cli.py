@@ -70,11 +70,12 @@ def print_result(result, out) -> None:
 async def shown(events):
     """The pipeline's events as they happen, each on stderr as `client solve` shows it; the result."""
     from jitagent.events import SolveResult
+    from jitagent.progress import heartbeat
     from jitagent.server.cli import event_line
     from jitagent.server.convert import event_to_proto
 
     result = None
-    async for event in events:
+    async for event in heartbeat(events):
         if isinstance(event, SolveResult):
             result = event
         else:
@@ -133,6 +134,7 @@ def run_given(args, task) -> dict:
     """The harness named (a seed) or written (a spec file, e.g. from `synthesize`) on the task."""
     from jitagent.catalog import resolve_harness
     from jitagent.models import load_model
+    from jitagent.progress import heartbeat
     from jitagent.runtime.agent import Runtime
     from jitagent.runtime.events import RunResult
     from jitagent.server.cli import event_line
@@ -143,7 +145,7 @@ def run_given(args, task) -> dict:
         solver = load_model(args.solver_model or args.meta_model, slot="solver", api_key=api_key(args))
 
     async def go() -> RunResult:
-        async for event in Runtime(solver).stream(spec, task):
+        async for event in heartbeat(Runtime(solver).stream(spec, task)):
             if isinstance(event, RunResult):
                 return event
             print(visible(event_line(event_to_proto(event, ""))), file=sys.stderr, flush=True)

@@ -90,3 +90,45 @@ def test_run_says_why_each_task_failed_and_a_failure_not_the_harness_s_is_status
     assert "error: model failed: cannot reach the model server" in failed.stdout  # the table says it
     assert failed.stderr.strip().splitlines()[-1].startswith(
         "jitagent run: 2 of 2 task(s) failed for a reason that is not the harness's, e.g. t0: model failed")
+
+
+def test_run_shows_a_multiline_failure_as_one_line_cut_at_a_word(tmp_path):
+    """A traceback for a verdict: one progress line and one table row, cut at a word, no quote left open."""
+    suite = tmp_path / "code.jsonl"
+    suite.write_text(json.dumps({"id": "code", "prompt": "Write solve(x) returning x + 1.",
+                                 "verifier": {"kind": "python_tests", "tests": "assert solve(1) == 2"}}))
+    done = jitagent("run", "--harness", "direct", "--suite", str(suite), "--solver-model", "scripted")
+    assert done.returncode == 0, done.stderr
+    progress = [line for line in done.stderr.splitlines() if line.startswith("[1/1]")]
+    assert len(progress) == 1 and len(done.stderr.strip().splitlines()) == 2, done.stderr  # and `loading`
+    assert progress[0].startswith("[1/1] direct: code: no ([stderr] Traceback") and "...) (" in progress[0]
+    assert len([line for line in done.stdout.splitlines() if line.startswith("│")]) == 1, done.stdout
+
+
+def test_brief_cuts_at_a_word_and_closes_the_quote_it_cut():
+    from jitagent.errors import brief
+
+    assert brief("a\n  b\tc") == "a b c"
+    assert brief("NameError: name 'solve' is not defined", 24) == "NameError: name..."
+    assert brief("x = 'abcdefghijklmnopqrstuvwxyz0123456789'", 30) == "x = 'abcdefghijklmnopqrstu...'"
+    assert brief("it's what don't work here at all", 20) == "it's what don't..."
+
+
+def test_a_silent_wait_says_that_the_work_goes_on_piped(capsys):
+    """A model call between two events says nothing; piped, the wait is a line every `every_s` seconds,
+    and the events come through as they were."""
+    import asyncio
+
+    from jitagent.progress import heartbeat
+
+    async def slow():
+        for event in ("chosen", "result"):
+            await asyncio.sleep(0.35)
+            yield event
+
+    async def main():
+        return [event async for event in heartbeat(slow(), every_s=0.1)]
+    assert asyncio.run(main()) == ["chosen", "result"]
+    ticks = capsys.readouterr().err.splitlines()
+    assert len(ticks) >= 4 and all(t.startswith("... working: ") and t.endswith("s since the last step")
+                                   for t in ticks), ticks

@@ -99,3 +99,44 @@ def test_completion_knows_every_command_and_option(shell):
     assert done.returncode == 0
     for word in ("solve", "clusters", "--openai-port", "--budget-s", "--redo", "--harness"):
         assert word in done.stdout, word
+
+
+def help_of(action) -> str:
+    return RangeHelp("x")._get_help_string(action)
+
+
+def test_every_model_option_lists_the_models_load_model_takes():
+    """One list: what --meta-model's help offers is what an unknown model's error names."""
+    from jitagent.models import MODEL_CHOICES, MODEL_NAMES, load_model
+
+    with pytest.raises(ValueError) as refused:
+        load_model("gpt-4")
+    assert MODEL_CHOICES in str(refused.value) and "qwen2.5-coder-1.5b" in MODEL_CHOICES
+    for path, parser in parsers():
+        options = {a.option_strings[0]: a for a in parser._actions if a.option_strings}
+        for flag in ("--meta-model", "--solver-model"):
+            if flag in options and "same choices" not in options[flag].help:
+                assert all(name in options[flag].help for name in MODEL_NAMES), (path, flag)
+        if "--solver-model" in options and "same choices" in options["--solver-model"].help:
+            assert "--meta-model" in options, path  # "same choices" as an option the command has
+
+
+def test_every_option_with_a_default_says_it_and_integers_show_as_integers():
+    for path, parser in parsers():
+        for action in parser._actions:
+            default, text = action.default, help_of(action)
+            if isinstance(default, (int, float, str)) and not isinstance(default, bool) and text != HIDDEN \
+                    and default != HIDDEN:
+                assert "default" in text, (path, action.option_strings)
+            assert "e+" not in text, (path, action.option_strings)
+    report = jitagent("client", "report", "--help")
+    assert "between 0 and 4294967295" in " ".join(report.stdout.split())
+    solve = " ".join(jitagent("solve", "--help").stdout.split())
+    assert "(between 1 and 8; default: 3)" in solve and "(between 1 and 13; default: 3)" in solve
+
+
+def test_an_invalid_task_is_told_in_our_words_not_pydantic_s():
+    done = jitagent("solve", "-", stdin="x" * 100_001)
+    assert done.returncode == 2
+    assert done.stderr == ("jitagent solve: task: prompt: 100,001 characters; a task's text is at most "
+                           "100,000\n")

@@ -42,6 +42,33 @@ def test_solve_report_and_cluster_resources_over_stdio_with_the_sdks_client_scri
     asyncio.run(main())
 
 
+def test_expect_as_the_http_door_takes_it_and_a_cluster_s_uri_as_the_readme_spells_it(tmp_path):
+    """`expect` a JSON number (the HTTP door takes `"expect": 7`), a verifier object, and the cluster's
+    resource read at `jitagent://clusters/type:add` (the README's spelling) as at `type%3Aadd`."""
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "jitagent", "mcp", "--meta-model", "scripted", "--no-dry-run",
+                                      "--n", "1", "--data-dir", str(tmp_path)], env=dict(os.environ))
+
+    async def main():
+        async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            solved = await session.call_tool("solve", {"task": "What is 0 + 0?", "expect": 0, "type": "add"})
+            assert not solved.is_error, solved.content
+            assert solved.structured_content["reward"] == 1.0
+            regex = await session.call_tool("solve", {"task": "What is 1 - 1?", "type": "add",
+                                                      "verifier": {"kind": "regex", "pattern": "^0$"}})
+            assert not regex.is_error and regex.structured_content["reward"] == 1.0, regex.content
+            both = await session.call_tool("solve", {"task": "x", "expect": 1, "verifier": {"kind": "none"}})
+            assert both.is_error and "not both" in both.content[0].text
+            plain = await session.read_resource("jitagent://clusters/type:add")
+            escaped = await session.read_resource("jitagent://clusters/type%3Aadd")
+            assert plain.contents[0].text == escaped.contents[0].text
+            assert json.loads(plain.contents[0].text)[0]["runs"] == 2
+            with pytest.raises(Exception, match="no cluster 'type:nothing'"):
+                await session.read_resource("jitagent://clusters/type:nothing")
+    asyncio.run(main())
+
+
 @pytest.mark.slow
 def test_an_mcp_client_solves_a_task_on_the_embedded_models(tmp_path):
     """The same door with the real embedded models behind it (the small one, for time): a cold cluster,

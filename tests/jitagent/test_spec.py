@@ -108,6 +108,20 @@ def test_cli_validate_accepts_seeds_and_rejects_broken(tmp_path):
     assert bad.returncode == 1 and "memory.kind" in bad.stderr
 
 
+@pytest.mark.parametrize("name, text, message", [
+    ("missing.yaml", None, "missing.yaml: No such file or directory"),
+    ("broken.yaml", "name: x\n  bad: [\n",
+     "broken.yaml: not valid YAML/JSON: mapping values are not allowed here (line 2, column 6)"),
+])
+def test_cli_validate_of_a_file_it_cannot_read_is_one_usage_line(tmp_path, name, text, message):
+    """No spec to check: the file named is wrong (status 2), said in one line with the command's name."""
+    if text is not None:
+        (tmp_path / name).write_text(text)
+    done = subprocess.run([sys.executable, "-m", "jitagent", "validate", name], capture_output=True,
+                          text=True, cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr == f"jitagent validate: {message}\n", done.stderr
+
+
 def test_cli_seeds_json_lists_13_from_any_directory(tmp_path):
     out = subprocess.run([sys.executable, "-m", "jitagent", "seeds", "--json"], capture_output=True,
                          text=True, cwd=tmp_path)

@@ -11,10 +11,15 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 
-def test_solve_report_and_cluster_resources_over_stdio_with_the_sdks_client_scripted(tmp_path):
-    server = StdioServerParameters(
+def scripted_server(data_dir) -> StdioServerParameters:
+    """`jitagent mcp` over stdio with the scripted meta-model (the protocol is what is tested)."""
+    return StdioServerParameters(
         command=sys.executable, args=["-m", "jitagent", "mcp", "--meta-model", "scripted", "--no-dry-run",
-                                      "--n", "1", "--data-dir", str(tmp_path)], env=dict(os.environ))
+                                      "--n", "1", "--data-dir", str(data_dir)], env=dict(os.environ))
+
+
+def test_solve_report_and_cluster_resources_over_stdio_with_the_sdks_client_scripted(tmp_path):
+    server = scripted_server(tmp_path)
 
     async def main():
         async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
@@ -45,9 +50,7 @@ def test_solve_report_and_cluster_resources_over_stdio_with_the_sdks_client_scri
 def test_expect_as_the_http_door_takes_it_and_a_cluster_s_uri_as_the_readme_spells_it(tmp_path):
     """`expect` a JSON number (the HTTP door takes `"expect": 7`), a verifier object, and the cluster's
     resource read at `jitagent://clusters/type:add` (the README's spelling) as at `type%3Aadd`."""
-    server = StdioServerParameters(
-        command=sys.executable, args=["-m", "jitagent", "mcp", "--meta-model", "scripted", "--no-dry-run",
-                                      "--n", "1", "--data-dir", str(tmp_path)], env=dict(os.environ))
+    server = scripted_server(tmp_path)
 
     async def main():
         async with stdio_client(server) as (read, write), ClientSession(read, write) as session:

@@ -184,3 +184,13 @@ def test_solutions_read_the_same_on_postgresql(tmp_path, postgres_url, embedder)
     assert sqlite == postgres and len(sqlite) == 1
     for bank in banks:
         bank.close()
+
+
+def test_bank_show_lists_a_harness_s_example_settings(seeded_bank, tmp_path, capsys):
+    from jitagent.cli import main
+
+    seeded_bank.add_harness(VARIANT.model_dump(mode="json"))
+    seeded_bank.close()
+    assert main(["bank", "show", VARIANT.name, "--bank", str(tmp_path / "bank.db")]) == 0
+    shown = capsys.readouterr().out
+    assert "examples:\n    k: 2\n    min_reward: 1.0\n    max_chars: 800\n    pick: diverse" in shown, shown

@@ -284,7 +284,7 @@ class HarnessBank:
         return self.store.query("SELECT COUNT(DISTINCT task_digest) FROM outcomes WHERE cluster = ?",
                                 (cluster,))[0][0]
 
-    def solutions(self, cluster: str | None, min_reward: float, limit: int | None = 256) -> list[Solution]:
+    def solutions(self, cluster: str | None, min_reward: float, limit: int | None) -> list[Solution]:
         """A cluster's (None: every cluster's) runs that left their turns, reward ≥ `min_reward`, newest
         first: what later tasks are shown, and what the solver is trained on."""
         return self.retrieval.solutions(cluster, min_reward, limit)

@@ -360,7 +360,7 @@ def add_commands(sub) -> None:
             "pairs, JSONL in the shapes TRL reads")
     p.add_argument("--sft", type=Path, required=True, metavar="FILE", help="SFT records ({messages})")
     p.add_argument("--pairs", type=Path, metavar="FILE", help="preference pairs ({prompt, chosen, rejected})")
-    p.add_argument("--min-reward", type=Bounded(float, 0, 1), default=1.0,
+    p.add_argument("--min-reward", type=Bounded(float, 0, 1, exclusive_low=True), default=1.0,
                    help="a run with at least this reward is a positive (default: 1)")
     p.add_argument("--per-cluster", type=COUNT, default=200,
                    help="SFT records per cluster at most (default: 200)")

@@ -49,8 +49,7 @@ def with_examples(spec: HarnessSpec, settings: ExamplesSpec | None = None) -> Ha
     data["description"] = (f"{spec.description} Shown first: up to {settings.k} verified solution(s) of "
                            "earlier tasks of its cluster.")
     data["prompts"]["examples"] = settings.model_dump(mode="json")
-    data["envelope"] = {"parent_id": spec.id, "origin": "evolved", "generator": "examples"}
-    return HarnessSpec.model_validate(data)
+    return HarnessSpec.model_validate(data).derive(parent_id=spec.id, origin="evolved", generator="examples")
 
 
 def examples_for(bank: HarnessBank, spec_of: Callable[[str], HarnessSpec], spec: HarnessSpec, task: Task,
@@ -58,18 +57,26 @@ def examples_for(bank: HarnessBank, spec_of: Callable[[str], HarnessSpec], spec:
     """The examples `spec` asks for on `task`, from its cluster's verified solutions of its format.
     `spec_of`: a harness id's spec (to know a solution's format)."""
     settings = spec.prompts.examples
-    if settings is None:
-        return NOTHING
-    candidates = [s for s in bank.solutions(cluster, settings.min_reward, POOL)
-                  if s.task_id != task.id and s.task_text.strip() != task.prompt.strip()
-                  and length(s) <= settings.max_chars and spec_of(s.harness_id).solution_format
-                  == spec.solution_format]
+    candidates = eligible(bank, spec_of, spec, task, cluster)
     if not candidates:
         return NOTHING
     query = bank.embedder.embed_one(task.prompt)
     chosen = pick(shortest_per_task(candidates), query, settings, random.Random(zlib.crc32(task.id.encode())))
     return Shown(sources=tuple(s.run_id or f"outcome:{s.outcome_id}" for s in chosen),
                  messages=tuple(m for s in chosen for m in messages_of(s)))
+
+
+def eligible(bank: HarnessBank, spec_of: Callable[[str], HarnessSpec], spec: HarnessSpec, task: Task,
+             cluster: str) -> list[Solution]:
+    """The cluster's solutions `spec` may be shown on `task`: verified at its `min_reward`, of its format, at
+    most its `max_chars`, and neither the task's own run nor one of a task with the same text."""
+    settings = spec.prompts.examples
+    if settings is None:
+        return []
+    return [s for s in bank.solutions(cluster, settings.min_reward, POOL)
+            if s.task_id != task.id and s.task_text.strip() != task.prompt.strip()
+            and length(s) <= settings.max_chars
+            and spec_of(s.harness_id).solution_format == spec.solution_format]
 
 
 def length(solution: Solution) -> int:

@@ -26,7 +26,7 @@ from harness_bank.router import ArmSummary, Route, RouteChoice, Router, RouterCo
 from jitagent.catalog import spec_reader
 from jitagent.errors import one_line
 from jitagent.events import BankDecision, Chosen, Retrieved, Routed, SolveEvent, SolveResult
-from jitagent.examples import NOTHING, POOL, examples_for, with_examples
+from jitagent.examples import NOTHING, eligible, examples_for, with_examples
 from jitagent.feedback import Recorded, Report, report_harness, report_run
 from jitagent.models.base import CancelToken, ModelClient
 from jitagent.runtime.agent import Runtime
@@ -149,7 +149,7 @@ class JitPipeline:
         best arm from its recent failures, or in a cold cluster a harness from the best references; the
         cluster's best arm runs when no candidate is valid. The synthesis events, then the `Branch`."""
         mutation = choice.arm is not None
-        if mutation and (variant := await asyncio.to_thread(self._examples_variant, choice, cluster)):
+        if mutation and (variant := await asyncio.to_thread(self._examples_variant, choice, task, cluster)):
             yield Routed(route="synthesized", cluster=cluster, arms=arms,
                          text=f"synthesized (mutation of {choice.arm.evidence.name}; {choice.reason}): "
                               f"{variant.name}, shown the cluster's verified solutions")
@@ -180,20 +180,17 @@ class JitPipeline:
                      text=f"{branch.route} ({kind}; {choice.reason}): {synthesis.reason}")
         yield branch
 
-    def _examples_variant(self, choice: RouteChoice, cluster: str) -> HarnessSpec | None:
+    def _examples_variant(self, choice: RouteChoice, task: Task, cluster: str) -> HarnessSpec | None:
         """The first mutation of an arm, costing no meta-model call: the arm shown its cluster's verified
-        solutions (`examples.with_examples`), where it shows none yet, the cluster has solutions of its
-        format and that variant is not an arm here already (nor retired)."""
+        solutions (`examples.with_examples`), where it shows none yet, has something to show on this task and
+        that variant is not an arm here already (nor retired)."""
         parent = self.spec_of(choice.arm.evidence.harness_id)
         if parent.prompts.examples is not None or parent.solution_format is None:
             return None
         variant = with_examples(parent)
         if variant.id in {a.evidence.harness_id for a in choice.arms} | self.bank.retired(cluster):
             return None
-        solutions = self.bank.solutions(cluster, variant.prompts.examples.min_reward, POOL)
-        if not any(self.spec_of(s.harness_id).solution_format == parent.solution_format for s in solutions):
-            return None
-        return variant
+        return variant if eligible(self.bank, self.spec_of, variant, task, cluster) else None
 
     async def solve(self, task: Task, **kw) -> SolveResult:
         return await last_of(self.stream(task, **kw), SolveResult)

@@ -7,7 +7,7 @@ that runs accepted, unchecked (what verification is worth).
 
 The examples arms: `jit_examples` is jit_warm's stream from a bank where each warm seed's variant shown its
 cluster's verified solutions (`prompts.examples`, default settings) was warmed on `learn` after the seeds, so
-it is an arm of every cluster; `examples_ablation` runs the best fixed seed's variants of EXAMPLE_ABLATIONS
+it is an arm of every cluster; `examples_ablation` runs the best screened seed's variants of EXAMPLE_ABLATIONS
 through the `final` stream alone (no routing), each from the warm bank, recording its own outcomes as it goes
 (a task is shown only earlier tasks' solutions): what the examples are worth by how they are picked and how
 many."""

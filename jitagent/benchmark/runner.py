@@ -178,7 +178,7 @@ class Bench:
             copy_bank(source, path)
         bank = HarnessBank(path)
         seed_bank(bank)
-        specs = specs or self.warm_seeds()
+        specs = self.warm_seeds() if specs is None else specs
         tasks = self.tasks("learn")
         job = self.bar.add_task(name, total=len(specs) * len(tasks))
         for spec in specs.values():  # the ledger mirrors the bank, so the report can show the warm-up
@@ -266,11 +266,12 @@ class Bench:
         return row
 
     async def _ablation(self, tasks: list[Task]) -> None:
-        """The best fixed seed's variants with examples (EXAMPLE_ABLATIONS), each alone over the stream of
+        """The best screened seed's variants with examples (EXAMPLE_ABLATIONS), each alone over the stream of
         `final` from the warm bank, each run recorded once verified: a task is shown earlier tasks' solutions,
         never its own. One order (the first repeat's); each variant in a bank of its own."""
         warm = await self._warm()
-        seed = self.seeds[self.fixed_seeds()[0]]
+        # the best seed on the score screen that can be shown solutions (never read off `final`)
+        seed = self.seeds[next(n for n in self.screened(len(self.seeds)) if self.seeds[n].solution_format)]
         order = list(tasks)
         random.Random(0).shuffle(order)
         for settings in EXAMPLE_ABLATIONS:
@@ -291,7 +292,7 @@ class Bench:
                 shown = examples_for(bank, spec_of, variant, task, cluster)
                 row, run = await self._execute(arm, variant, task, 0, shown=shown, order=position)
                 self.ledger.add(row)
-                if row["error"] is None:  # verified, or out of the budget: a genuine 0, as in the streams
+                if task.verifier.kind != "none" and row["error"] is None:  # out of budget: a genuine 0
                     record_verified(bank, task, variant, run, cluster)
                 self.bar.advance(job)
             bank.close()

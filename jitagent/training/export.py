@@ -28,7 +28,7 @@ from jitagent.spec import HarnessSpec
 
 
 class ExportConfig(BaseModel):
-    min_reward: float = Field(1.0, ge=0, le=1, description="a run with at least this reward is a positive")
+    min_reward: float = Field(1.0, gt=0, le=1, description="a run with at least this reward is a positive")
     per_cluster: int = Field(200, ge=1, description="SFT records per cluster at most, the newest")
     held_out: frozenset[str] = Field(frozenset(), description="task texts never exported")
 
@@ -38,7 +38,8 @@ def source(solution: Solution) -> str:
 
 
 def opening(spec: HarnessSpec, task_text: str) -> list[dict]:
-    """What the solver was shown before its first reply in `spec` on this task (its step-0 prompts)."""
+    """What the solver is shown before its first reply in `spec` on this task (its step-0 prompts; for a
+    harness with examples, its own few-shot pairs stand where its run was shown the cluster's solutions)."""
     talk = Conversation(task_text, depth=0, seed=0)
     fields = prompts.template_fields(talk, list(spec.tools.tools))
     return [*prompts.system_messages(spec.prompts, fields), prompts.task_message(spec.prompts, fields)]

@@ -95,10 +95,10 @@ def test_an_unverified_run_is_shown_only_once_a_report_verifies_it(seeded_bank):
         synth_start=0, synth_floor=0, references=1)))
     result = asyncio.run(pipeline.solve(task(6, verified=False)))
     assert result.run.solution is not None
-    assert seeded_bank.solutions(result.cluster, 1.0) == []
+    assert seeded_bank.solutions(result.cluster, 1.0, None) == []
     asyncio.run(pipeline.report_outcome(Report(reward=0.5), run_id=result.run_id))
-    assert seeded_bank.solutions(result.cluster, 1.0) == []  # below the threshold
-    assert [s.run_id for s in seeded_bank.solutions(result.cluster, 0.5)] == [result.run_id]
+    assert seeded_bank.solutions(result.cluster, 1.0, None) == []  # below the threshold
+    assert [s.run_id for s in seeded_bank.solutions(result.cluster, 0.5, None)] == [result.run_id]
 
 
 def test_a_stream_shows_earlier_tasks_solutions_prequentially(seeded_bank):
@@ -179,7 +179,7 @@ def test_solutions_read_the_same_on_postgresql(tmp_path, postgres_url, embedder)
         bank.record_outcome(Outcome(harness_id=POT.id, task_id="t1", task_text="What is 1 times 7?",
                                     reward=1.0, prompt_tokens=5, completion_tokens=5, wall_s=0.1,
                                     cluster=CLUSTER, solution=[{"role": "assistant", "content": "print(7)"}]))
-    sqlite, postgres = ([(s.task_id, s.turns, s.vector.tolist()) for s in b.solutions(CLUSTER, 1.0)]
+    sqlite, postgres = ([(s.task_id, s.turns, s.vector.tolist()) for s in b.solutions(CLUSTER, 1.0, None)]
                         for b in banks)
     assert sqlite == postgres and len(sqlite) == 1
     for bank in banks:

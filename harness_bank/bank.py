@@ -279,14 +279,12 @@ class HarnessBank:
                 None if None in tokens else statistics.fmean(tokens))
 
     def tasks_seen(self, cluster: str) -> int:
-        """How many tasks (by text) the cluster has outcomes of: the horizon its router's exploring pays
-        back over."""
+        """Tasks (by text) with outcomes in the cluster: the horizon its exploring must pay back over."""
         return self.store.query("SELECT COUNT(DISTINCT task_digest) FROM outcomes WHERE cluster = ?",
                                 (cluster,))[0][0]
 
     def solutions(self, cluster: str | None, min_reward: float, limit: int | None) -> list[Solution]:
-        """A cluster's (None: every cluster's) runs that left their turns, reward ≥ `min_reward`, newest
-        first: what later tasks are shown, and what the solver is trained on."""
+        """Runs of a cluster (None: all) that left their turns, reward ≥ `min_reward`, newest first."""
         return self.retrieval.solutions(cluster, min_reward, limit)
 
     def failures(self, cluster: str, harness_id: str, limit: int = 3) -> list[dict]:

@@ -356,8 +356,11 @@ def add_commands(sub) -> None:
     p.add_argument("--no-examples", action="store_true",
                    help="warm the seeds only, not also each seed's variant that is shown its cluster's "
                         "verified solutions (prompts.examples), which then enters every cluster's arms")
-    p = add("export", cmd_export, "training data from the bank's verified runs: SFT records and preference "
-            "pairs, JSONL in the shapes TRL reads")
+    add_export(add("export", cmd_export, "training data from the bank's verified runs: SFT records and "
+                   "preference pairs, JSONL in the shapes TRL reads"))
+
+
+def add_export(p) -> None:
     p.add_argument("--sft", type=Path, required=True, metavar="FILE", help="SFT records ({messages})")
     p.add_argument("--pairs", type=Path, metavar="FILE", help="preference pairs ({prompt, chosen, rejected})")
     p.add_argument("--min-reward", type=Bounded(float, 0, 1, exclusive_low=True), default=1.0,

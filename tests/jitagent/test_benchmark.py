@@ -100,9 +100,9 @@ def test_final_split_is_never_read_before_its_harness_is_chosen_and_oracle_uses_
     events = []
     real_verify = agent_module.verify
 
-    async def spy_verify(task, answer, workspace, limits=None):
+    async def spy_verify(task, answer, workspace, limits=None, **kw):
         events.append(("verify", task.id))
-        return await real_verify(task, answer, workspace, limits)
+        return await real_verify(task, answer, workspace, limits, **kw)
     from jitagent.pipeline import JitPipeline
     real_route = JitPipeline._route
 

@@ -77,9 +77,10 @@ def test_warm_runs_a_first_pass_then_the_top_seeds_and_resumes(tmp_path):
     suite = tiny_suite(tmp_path)
     args = ("warm", "--suite", str(suite), "--seeds", "top:2", "--solver-model", "scripted")
     warmed = bank(tmp_path, *args)
-    assert warmed["tasks"] == 6 and len(warmed["seeds"]) == 2
-    # the first pass: 13 seeds on one task per type; then the 2 best on the other 4 tasks
-    assert warmed["stats"]["outcomes"] == 13 * 2 + 2 * 4 and warmed["stats"]["clusters"] == 2
+    # the 2 best, then each one's variant shown its cluster's verified solutions
+    assert warmed["tasks"] == 6 and warmed["seeds"][2:] == [f"{s}+ex2" for s in warmed["seeds"][:2]]
+    # the first pass: 13 seeds on one task per type; then the 2 best on the other 4 tasks, their variants on 6
+    assert warmed["stats"]["outcomes"] == 13 * 2 + 2 * 4 + 2 * 6 and warmed["stats"]["clusters"] == 2
     assert bank(tmp_path, *args)["stats"]["outcomes"] == warmed["stats"]["outcomes"]  # nothing ran twice
 
 
@@ -87,19 +88,22 @@ def test_warm_records_nothing_that_failed_for_a_reason_of_the_command_line_and_r
     """A budget the runs cannot meet is the command line's doing, not the harnesses': nothing is
     recorded, the command says so (status 1), and a rerun with a workable budget runs every unit."""
     suite = tiny_suite(tmp_path, kinds=("add",), per_kind=1)
-    refused = bank_run(tmp_path, "warm", "--suite", str(suite), "--budget-s", "-5", "--solver-model",
+    refused = bank_run(tmp_path, "warm", "--suite", str(suite), "--budget-s", "-5", "--no-examples",
+                      "--solver-model",
                        "scripted")
     assert refused.returncode == 2 and "--budget-s: must be more than 0, got -5" in refused.stderr
-    cut = bank(tmp_path, "warm", "--suite", str(suite), "--budget-s", "0.05", "--solver-model",
+    cut = bank(tmp_path, "warm", "--suite", str(suite), "--budget-s", "0.05", "--no-examples",
+               "--solver-model",
                "scripted:200", status=1)
     # a one-step harness whose only model call outlasts the budget still finished: it is recorded
     assert cut["not_recorded"] >= 1 and cut["stats"]["outcomes"] == 13 - cut["not_recorded"]
-    warmed = bank_run(tmp_path, "warm", "--suite", str(suite), "--budget-s", "60", "--solver-model",
+    warmed = bank_run(tmp_path, "warm", "--suite", str(suite), "--budget-s", "60", "--no-examples",
+                      "--solver-model",
                       "scripted", "--json")
     assert warmed.returncode == 0 and json.loads(warmed.stdout)["stats"]["outcomes"] == 13
     assert warmed.stderr.count("add-0: reward") == cut["not_recorded"]  # what was cut ran again, only that
     redone = bank_run(tmp_path, "warm", "--suite", str(suite), "--solver-model", "scripted", "--redo",
-                      "--json")
+                      "--no-examples", "--json")
     assert redone.returncode == 0 and redone.stderr.count("add-0: reward") == 13  # each unit ran again
     assert json.loads(redone.stdout)["stats"]["outcomes"] == 13  # and replaced its outcome
 

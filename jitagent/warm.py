@@ -75,7 +75,7 @@ async def warm_bank(bank: HarnessBank, runtime: Runtime, specs: dict[str, Harnes
             if recorded:
                 if redo:
                     await asyncio.to_thread(bank.forget_outcomes, spec.id, task.id)
-                await asyncio.to_thread(record_verified, bank, task, spec, run)
+                await asyncio.to_thread(record_verified, bank, task, spec, run, cluster)
             yield WarmUnit(name, spec, task, run, exhausted, recorded)
 
 

@@ -5,6 +5,10 @@ real model (issue 20: `recursive` went from 4 of 42 units out of budget to 43 of
 once per task (seed 0, the same per-task wall budget for all), writes one JSON line per unit, and
 compares success and the out-of-budget share per seed with a baseline ledger: a seed regresses when
 its success falls by more than `--tolerance` or its out-of-budget share grows by more than it.
+The budget is the model's time, not the clock's: each ledger records how long this machine takes for a
+fixed probe request (`probe_s`), and a check on another machine gives every unit the baseline's budget
+scaled by the ratio (CI's runners were ~1.5x slower than the recording machine: every seed's wall rose
+alike, and the seeds at the budget's edge went out of it with no change in what they did).
 Resumable: units already in OUT are not run again. Progress goes to stderr, one line per unit.
 
 Usage:
@@ -44,20 +48,47 @@ def runtime_digest(root: Path = ROOT) -> str:
     return h.hexdigest()[:16]
 
 
+# A fixed request, prefill and decoding both, to time this machine's model against the baseline's.
+PROBE = "List the numbers from 1 to 40 in words, one per line, then say how many letters each one has."
+
+
+async def probe_seconds(model, repeats: int = 3) -> float:
+    """The fastest of a few runs of the probe (each with its own first line, so no prompt cache helps)."""
+    walls = []
+    for i in range(repeats + 1):  # the first call loads the model and warms its caches: not counted
+        start = time.monotonic()
+        await model.complete([{"role": "user", "content": f"Round {i}. {PROBE}"}], max_tokens=160)
+        walls.append(time.monotonic() - start)
+    return round(min(walls[1:]), 3)
+
+
+def budget_scale(baseline: list[dict], probe_s: float) -> float:
+    """How much slower (above 1) or faster this machine's model is than the baseline's: the same budget in
+    the model's time both ways (1.0 for a ledger without a probe)."""
+    recorded = [u["probe_s"] for u in baseline if u.get("probe_s")]
+    return probe_s / statistics.median(recorded) if recorded else 1.0
+
+
 def read_ledger(path: Path) -> list[dict]:
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-async def run_units(seeds: list[str], tasks: list, model_name: str, budget_s: float, out: Path) -> None:
+async def run_units(seeds: list[str], tasks: list, model_name: str, budget_s: float, out: Path,
+                    baseline: list[dict]) -> None:
     from jitagent.catalog import load_seeds
     from jitagent.models import load_model
     from jitagent.runtime.agent import Runtime
 
     done = {(u["seed"], u["task_id"]) for u in read_ledger(out)}
-    specs, runtime = load_seeds(), Runtime(load_model(model_name, slot="solver"))
-    digest = runtime_digest()
+    model = load_model(model_name, slot="solver")
+    specs, runtime = load_seeds(), Runtime(model)
+    digest, probe_s = runtime_digest(), await probe_seconds(model)
+    scale = budget_scale(baseline, probe_s)
+    budget_s *= scale
+    print(f"probe {probe_s:.2f} s: budget {budget_s:.1f} s a unit (x{scale:.2f} the baseline's)",
+          file=sys.stderr, flush=True)
     todo = [(name, task) for name in seeds for task in tasks if (name, task.id) not in done]
     for number, (name, task) in enumerate(todo, 1):
         start = time.monotonic()
@@ -65,7 +96,8 @@ async def run_units(seeds: list[str], tasks: list, model_name: str, budget_s: fl
         wall = time.monotonic() - start
         unit = {"seed": name, "task_id": task.id, "type": task.type, "reward": run.reward,
                 "out_of_budget": bool(run.interrupted and wall >= budget_s), "error": run.error,
-                "tokens": run.cost.tokens, "wall_s": round(wall, 2), "runtime": digest}
+                "tokens": run.cost.tokens, "wall_s": round(wall, 2), "runtime": digest,
+                "probe_s": probe_s, "budget_s": round(budget_s, 2)}
         with out.open("a") as ledger:
             ledger.write(json.dumps(unit) + "\n")
         print(f"[{number}/{len(todo)}] {name} {task.id}: reward {run.reward} wall {wall:.1f}s"
@@ -128,7 +160,8 @@ def main(argv: list[str] | None = None) -> int:
 
         tasks = spread_over_types(tasks, args.limit)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    asyncio.run(run_units(seeds, tasks, args.model, args.budget_s, args.out))
+    baseline = read_ledger(args.baseline) if args.baseline else []
+    asyncio.run(run_units(seeds, tasks, args.model, args.budget_s, args.out, baseline))
     now = [u for u in read_ledger(args.out) if u["seed"] in seeds]
     if args.baseline is None:
         for name, row in per_seed(now).items():
@@ -136,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"wall p50 {row['wall_p50']:.1f} p99 {row['wall_p99']:.1f} max {row['wall_max']:.1f} s  "
                   f"({row['units']} units)")
         return 0
-    lines = compare(now, read_ledger(args.baseline), args.tolerance)
+    lines = compare(now, baseline, args.tolerance)
     print("\n".join(lines))
     return 1 if any(line.endswith("REGRESSED") for line in lines) else 0
 

@@ -1,4 +1,22 @@
+import importlib.util
+import sys
+from pathlib import Path
+
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def bench_script():
+    """Loads a script under bench/ as a module, registered in sys.modules first (its dataclasses look it up)."""
+    def load(name: str):
+        if name not in sys.modules:
+            spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
+            sys.modules[name] = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(sys.modules[name])
+        return sys.modules[name]
+    return load
 
 
 @pytest.fixture(scope="session")

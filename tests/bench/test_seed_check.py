@@ -2,7 +2,6 @@
 when the runtime (the files that decide how a seed behaves) changed since the baseline was recorded:
 re-record it with `python bench/seed_check.py --out bench/results/seed-check/results.jsonl` once it holds."""
 
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -11,16 +10,14 @@ ROOT = Path(__file__).resolve().parents[2]
 BASELINE = ROOT / "bench/results/seed-check/results.jsonl"
 
 
-def seed_check():
-    spec = importlib.util.spec_from_file_location("seed_check", ROOT / "bench/seed_check.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+@pytest.fixture
+def seed_check(bench_script):
+    return bench_script("seed_check")
 
 
 @pytest.mark.slow
-def test_every_seed_holds_its_baseline_when_the_runtime_changed(tmp_path):
-    check = seed_check()
+def test_every_seed_holds_its_baseline_when_the_runtime_changed(tmp_path, seed_check):
+    check = seed_check
     baseline = check.read_ledger(BASELINE)
     assert baseline, f"no baseline at {BASELINE}: record one with bench/seed_check.py"
     if {unit["runtime"] for unit in baseline} == {check.runtime_digest()}:
@@ -28,8 +25,15 @@ def test_every_seed_holds_its_baseline_when_the_runtime_changed(tmp_path):
     assert check.main(["--out", str(tmp_path / "now.jsonl"), "--baseline", str(BASELINE)]) == 0
 
 
-def test_the_runtime_digest_covers_the_seeds_and_the_runtime():
-    digest = seed_check().runtime_digest
+def test_the_runtime_digest_covers_the_seeds_and_the_runtime(seed_check):
+    digest = seed_check.runtime_digest
     assert digest() == digest() and len(digest()) == 16
-    for source in seed_check().RUNTIME_SOURCES:
+    for source in seed_check.RUNTIME_SOURCES:
         assert (ROOT / source).exists(), source
+
+
+def test_the_budget_is_the_models_time_on_a_machine_of_another_speed(seed_check):
+    baseline = [{"probe_s": 4.0}, {"probe_s": 4.2}, {"probe_s": 3.8}]
+    assert seed_check.budget_scale(baseline, 6.0) == pytest.approx(1.5)  # a slower machine: more time
+    assert seed_check.budget_scale(baseline, 2.0) == pytest.approx(0.5)  # a faster one: less
+    assert seed_check.budget_scale([{"seed": "direct"}], 6.0) == 1.0  # a ledger recorded before probes

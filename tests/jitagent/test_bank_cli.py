@@ -110,13 +110,14 @@ def test_warm_records_nothing_that_failed_for_a_reason_of_the_command_line_and_r
 
 @pytest.fixture(scope="module")
 def warmed(tmp_path_factory):
-    """A bank with the seeds' outcomes on two clusters (the scripted solver answers 0: right on `add`)."""
+    """A bank with the seeds' outcomes on two clusters (the scripted solver answers 0: right on `add`);
+    the seeds only (the examples variants warm adds are tested above)."""
     where = tmp_path_factory.mktemp("warmed")
     lines = [json.dumps({"id": f"{kind}-{i}", "prompt": f"{kind} task {i}", "type": kind, "split": "learn",
                          "verifier": {"kind": "numeric", "expected": 0 if kind == "add" else 1}})
              for kind in ("add", "echo") for i in range(2)]
     (where / "suite.jsonl").write_text("\n".join(lines))
-    bank(where, "warm", "--suite", str(where / "suite.jsonl"), "--solver-model", "scripted")
+    bank(where, "warm", "--suite", str(where / "suite.jsonl"), "--solver-model", "scripted", "--no-examples")
     return where
 
 

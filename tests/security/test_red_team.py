@@ -8,7 +8,6 @@ only with BLOCKED and without ESCAPED. Needs root and a working bwrap (install.s
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import os
 import socket
@@ -723,14 +722,11 @@ def test_what_the_run_reads_of_bwrap_and_itself_names_nothing_of_the_host():
     assert "os.execvp" in result.stdout  # PID 1's command line was read: the init's, not bwrap's
 
 
-def test_the_memory_of_the_processes_a_run_sees_names_nothing_of_the_host():
+def test_the_memory_of_the_processes_a_run_sees_names_nothing_of_the_host(bench_script):
     """bwrap's init, as PID 1 of the run, held the host's mount table: another live workspace's host path,
     the server's pid in its name. The red-team script's probe (one source) searches every readable page of
     every other process the run sees."""
-    spec = importlib.util.spec_from_file_location("redteam", Path(__file__).parents[2] / "bench/redteam.py")
-    redteam = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(redteam)
-    contained, shown = asyncio.run(redteam.init_memory())
+    contained, shown = asyncio.run(bench_script("redteam").init_memory())
     assert contained, shown
 
 

@@ -11,6 +11,7 @@ from harness_bank.bank import BankError
 from harness_bank.migrations import MIGRATIONS
 from harness_bank.store import StoreUnavailable, describe
 from jitagent.catalog import load_seeds, seed_bank
+from jitagent.paths import THROWAWAY_CLUSTER
 
 SEEDS = load_seeds()
 
@@ -67,6 +68,12 @@ def test_a_redelivered_outcome_is_recorded_once(both):
         bank.record_outcome(outcome("direct", 1.0, "t1"))  # no delivery: every report counts
         bank.record_outcome(outcome("direct", 1.0, "t1"))
         assert bank.stats()["outcomes"] == 3
+
+
+def test_only_a_server_has_a_cluster_name(both):
+    sqlite, postgres = both
+    assert sqlite.store.server_cluster_name() is None
+    assert postgres.store.server_cluster_name() == THROWAWAY_CLUSTER  # the test server's, as fleet dev's
 
 
 def test_bad_input_is_refused_in_one_line_and_nothing_is_written(both):

@@ -4,7 +4,8 @@ It writes the records to the store (store.py opens one: SQLite or PostgreSQL) an
 its parts: `IndexSync` (index_sync.py) keeps the faiss index in step with the vector log, `Retrieval`
 (retrieval.py) finds and ranks harnesses and gathers the router's evidence, `Incumbency`
 (incumbency.py) admits by the `AdmissionPolicy` (admission.py), logs decisions and rolls back, and
-`Workshop` (workshop.py) keeps each cluster's labelled tasks and the attempts to write code for it.
+`Workshop` (workshop.py) keeps each cluster's labelled tasks and the attempts to write code for it,
+reached through the calls the facade inherits from `WorkshopFacade`.
 """
 
 from __future__ import annotations
@@ -34,10 +35,10 @@ from harness_bank.records import (
 from harness_bank.retrieval import Retrieval
 from harness_bank.store import TOKENS, describe, insert, now, placeholders
 from harness_bank.store_factory import open_store
-from harness_bank.workshop import Workshop
+from harness_bank.workshop import Workshop, WorkshopFacade
 
 
-class HarnessBank:
+class HarnessBank(WorkshopFacade):
     """`HarnessBank(path)` opens (or creates) `path` (SQLite) and `path.faiss` beside it;
     `HarnessBank("postgresql://...")` opens a bank that replicas share, with this replica's faiss
     index at `index_path` (default: in memory, built on open). The index follows the database's

@@ -133,6 +133,9 @@ class PostgresStore(Store):
     def size_bytes(self) -> int:
         return self.query("SELECT pg_database_size(current_database())")[0][0]
 
+    def server_cluster_name(self) -> str:
+        return self.query("SHOW cluster_name")[0][0]
+
     def close(self) -> None:
         self.pool.close()
 

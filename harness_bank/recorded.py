@@ -1,12 +1,13 @@
 """A run as the bank recorded it, with its outcome where it has one: what a retried request is answered
 with when the run it names is over (jitagent.server.solves). Read through the bank's public calls and
-its store."""
+its ledger."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from harness_bank.bank import HarnessBank
+from harness_bank.ledger import Ledger
 from harness_bank.records import BankError, HarnessRecord, RunRecord
 
 
@@ -24,6 +25,5 @@ def recorded_run(bank: HarnessBank, run_id: str) -> RecordedRun | None:
         run = bank.run(run_id)
     except BankError:
         return None
-    outcome = bank.store.query("SELECT reward, verdict FROM outcomes WHERE run_id = ?", (run_id,))
-    reward, verdict = (outcome[0]["reward"], outcome[0]["verdict"]) if outcome else (None, "")
+    reward, verdict = Ledger(bank.store).run_outcome(run_id) or (None, "")
     return RecordedRun(run=run, harness=bank.get(run.harness_id), reward=reward, verdict=verdict)

@@ -1,8 +1,9 @@
 """Retrieval and ranking: the harnesses for a task, and the evidence a router weighs them by.
 
 It only reads: the nearest past tasks (experiences) from the faiss index, their outcomes from the
-store, and the harnesses' description vectors (cached until the index takes in a new harness). It
-gathers facts; the arithmetic on them (near-task records, base rates, shrinkage) is the router's.
+store, each harness's record in a cluster and elsewhere from the ledger (ledger.py), and the harnesses'
+description vectors (cached until the index takes in a new harness). It gathers facts; the arithmetic on
+them (near-task records, base rates, shrinkage) is the router's.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ from collections import defaultdict
 import numpy as np
 
 from harness_bank.index import VectorIndex, as_matrix
+from harness_bank.ledger import Ledger
 from harness_bank.records import ArmEvidence, Hit, Solution
 from harness_bank.router import UNKNOWN_BASE, base_rate, near_record, neighbourhood_base, shrunk
-from harness_bank.store import TOKENS, Store, placeholders
+from harness_bank.store import Store, placeholders
 
-RECORD = f"COUNT(*) AS n, AVG({TOKENS}) AS tokens, COUNT({TOKENS}) AS known"  # known < n: some unknown
 # a synthesized harness is offered only once it has earned reward somewhere
 EARNED = "EXISTS (SELECT 1 FROM outcomes o WHERE o.harness_id = h.id AND o.reward > 0)"
 
@@ -33,6 +34,7 @@ class Retrieval:
 
     def __init__(self, store: Store, index: VectorIndex):
         self.store = store
+        self.ledger = Ledger(store)
         self.index = index
         self._cache_lock = threading.Lock()
         self._description_cache: tuple[list[str], dict[str, str], np.ndarray] | None = None
@@ -97,21 +99,12 @@ class Retrieval:
         elsewhere; and the task's base rate. The `retired` harnesses are left out."""
         near = self._near(query)
         hits = self._rank(query, near, references, exclude=frozenset(retired))
-        here = {r["harness_id"]: r for r in self.store.query(
-            f"SELECT harness_id, SUM(reward) AS rewards, {RECORD} "
-            "FROM outcomes "
-            "WHERE cluster = ? "
-            "GROUP BY harness_id", (cluster,)) if r["harness_id"] not in retired}
+        here = {h: r for h, r in self.ledger.records_in(cluster).items() if h not in retired}
         ids = list(dict.fromkeys([*here, *(h.harness_id for h in hits)]))
         if not ids:
             return [], UNKNOWN_BASE
-        there = {r["harness_id"]: r for r in self.store.query(
-            f"SELECT harness_id, AVG(reward) AS reward, {RECORD} "
-            "FROM outcomes "
-            f"WHERE cluster != ? AND harness_id IN ({placeholders(ids)}) "
-            "GROUP BY harness_id", (cluster, *ids))}
-        harnesses = {r["id"]: r for r in self.store.query(
-            f"SELECT id, name, origin FROM harnesses WHERE id IN ({placeholders(ids)})", tuple(ids))}
+        there = self.ledger.records_elsewhere(cluster, ids)
+        harnesses = self.ledger.harness_rows(ids)
         seen: dict[str, list[tuple[float, float]]] = defaultdict(list)
         for row, sim in near:
             if row["cluster"] != cluster:

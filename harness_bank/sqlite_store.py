@@ -48,6 +48,9 @@ class SqliteStore(Store):
         """The database with its WAL and the index file beside it."""
         return sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
 
+    def server_cluster_name(self) -> None:
+        return None  # a file, no server
+
     def backup(self, path: str | Path) -> None:
         target = sqlite3.connect(path)
         with self._lock:

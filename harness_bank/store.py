@@ -59,6 +59,11 @@ class Store:
     def size_bytes(self) -> int:
         raise NotImplementedError
 
+    def server_cluster_name(self) -> str | None:
+        """The database server's `cluster_name` setting, what its operator named it (not one of the bank's
+        task clusters); None where there is no server."""
+        raise NotImplementedError
+
     def close(self) -> None:
         raise NotImplementedError
 

@@ -12,10 +12,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from harness_bank.bank import HarnessBank
+from harness_bank.ledger import Ledger
 from harness_bank.records import ArmEvidence, BankError, HarnessRecord
-from harness_bank.retrieval import RECORD, evidence_of
+from harness_bank.retrieval import evidence_of
 from harness_bank.router import Arm, Router, base_rate
-from harness_bank.store import placeholders
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,24 +52,22 @@ class HarnessView:
 class BankViews:
     def __init__(self, bank: HarnessBank, router: Router | None = None):
         self.bank = bank
+        self.ledger = Ledger(bank.store)
         self.router = router or Router()
 
     def cluster_names(self) -> list[str]:
         """Every cluster with outcomes or server runs."""
-        return sorted({r[0] for r in self.bank.store.query(
-            "SELECT DISTINCT cluster FROM outcomes UNION SELECT DISTINCT cluster FROM runs")})
+        return self.ledger.cluster_names()
 
     def clusters(self) -> list[ClusterView]:
         """Every cluster with outcomes or server runs, most outcomes first."""
-        counts = {r["cluster"]: r for r in self.bank.store.query(
-            "SELECT cluster, COUNT(*) AS n, COUNT(DISTINCT task_id) AS tasks FROM outcomes GROUP BY cluster")}
+        counts = self.ledger.outcome_counts()
         views = []
         for cluster in self.cluster_names():
             arms = self.arms(cluster)  # best first
             incumbent = self.bank.incumbent(cluster)
-            row = counts.get(cluster)
-            views.append(ClusterView(cluster=cluster, outcomes=row["n"] if row else 0,
-                                     tasks=row["tasks"] if row else 0, best=arms[0],
+            outcomes, tasks = counts.get(cluster, (0, 0))
+            views.append(ClusterView(cluster=cluster, outcomes=outcomes, tasks=tasks, best=arms[0],
                                      incumbent_id=incumbent.harness_id if incumbent else None))
         return sorted(views, key=lambda v: (-v.outcomes, v.cluster))
 
@@ -78,10 +76,7 @@ class BankViews:
         posteriors = self._posteriors(cluster)
         if not posteriors:
             raise BankError(f"no cluster {cluster!r} in this bank (see `jitagent bank clusters`)")
-        routes: dict[str, dict[str, int]] = defaultdict(dict)
-        for r in self.bank.store.query("SELECT harness_id, route, COUNT(*) AS n FROM runs WHERE cluster = ? "
-                                       "GROUP BY harness_id, route", (cluster,)):
-            routes[r["harness_id"]][r["route"]] = r["n"]
+        routes = self.ledger.route_counts(cluster)
         retired = self.bank.retired(cluster)
         views = []
         for arm in sorted(posteriors, key=self.router.rank):
@@ -99,18 +94,17 @@ class BankViews:
         first: per arm name, (outcome number, mean, low, high). Each arm's record elsewhere is taken as
         it is now."""
         final = {a.evidence.harness_id: a for a in self._posteriors(cluster)}
-        rows = self.bank.store.query("SELECT harness_id, reward FROM outcomes WHERE cluster = ? ORDER BY id",
-                                     (cluster,))
+        rewards_in_order = self.ledger.rewards_in_order(cluster)
         counts: dict[str, int] = defaultdict(int)
-        for r in rows:
-            counts[r["harness_id"]] += 1
+        for harness_id, _ in rewards_in_order:
+            counts[harness_id] += 1
         shown = sorted(counts, key=lambda h: -counts[h])[:top]
         runs: dict[str, int] = defaultdict(int)
         rewards: dict[str, float] = defaultdict(float)
         series: dict[str, list] = {final[h].evidence.name: [] for h in shown}
-        for number, r in enumerate(rows, 1):
-            runs[r["harness_id"]] += 1
-            rewards[r["harness_id"]] += r["reward"]
+        for number, (harness_id, reward) in enumerate(rewards_in_order, 1):
+            runs[harness_id] += 1
+            rewards[harness_id] += reward
             for h in shown:
                 e = final[h].evidence
                 then = Arm(ArmEvidence(**{**e.__dict__, "runs": runs[h], "reward_sum": rewards[h]}),
@@ -121,12 +115,10 @@ class BankViews:
 
     def find(self, name_or_id: str) -> HarnessRecord:
         """A harness by id, else by name (the newest of that name); BankError when neither."""
-        rows = self.bank.store.query("SELECT id FROM harnesses WHERE id = ? OR name = ? "
-                                     "ORDER BY id = ? DESC, created_at DESC LIMIT 1",
-                                     (name_or_id, name_or_id, name_or_id))
-        if not rows:
+        harness_id = self.ledger.harness_id(name_or_id)
+        if harness_id is None:
             raise BankError(f"no harness with id or name {name_or_id!r} (see `jitagent bank ls`)")
-        return self.bank.get(rows[0]["id"])
+        return self.bank.get(harness_id)
 
     def harness(self, name_or_id: str) -> HarnessView:
         harness = self.find(name_or_id)
@@ -134,34 +126,23 @@ class BankViews:
         evidence = [{"cluster": r["cluster"], "runs": r["n"], "mean_reward": r["reward"],
                      "mean_tokens": r["tokens"] if r["known"] == r["n"] else None,
                      "incumbent": r["cluster"] in incumbent_of}
-                    for r in self.bank.store.query(f"SELECT cluster, AVG(reward) AS reward, {RECORD} "
-                                                   "FROM outcomes WHERE harness_id = ? GROUP BY cluster "
-                                                   "ORDER BY COUNT(*) DESC, cluster", (harness.id,))]
+                    for r in self.ledger.records_by_cluster(harness.id)]
         acceptance = [{"cluster": a["cluster"], "stage": a["stage"], "reason": a["reason"],
                        "heldout": a["detail"].get("evidence"),
                        "parent_heldout": a["detail"].get("parent_rewards"),
                        "prompt_tokens": a["prompt_tokens"], "completion_tokens": a["completion_tokens"],
                        "wall_s": a["wall_s"]}
-                      for a in self.bank.workshop.attempts(harness_id=harness.id)]
+                      for a in self.bank.code_attempts(harness_id=harness.id)]
         return HarnessView(harness=harness, lineage=self.bank.lineage(harness.id), evidence=evidence,
                            acceptance=acceptance)
 
     def _posteriors(self, cluster: str) -> list[Arm]:
         """The router's posterior of every harness with outcomes or server runs in the cluster."""
-        store = self.bank.store
-        here = {r["harness_id"]: r for r in store.query(
-            f"SELECT harness_id, SUM(reward) AS rewards, {RECORD} FROM outcomes WHERE cluster = ? "
-            "GROUP BY harness_id", (cluster,))}
-        ran = [r[0] for r in store.query("SELECT DISTINCT harness_id FROM runs WHERE cluster = ?",
-                                         (cluster,))]
-        ids = list(dict.fromkeys([*here, *ran]))
+        here = self.ledger.records_in(cluster)
+        ids = list(dict.fromkeys([*here, *self.ledger.harnesses_run_in(cluster)]))
         if not ids:
             return []
-        there = {r["harness_id"]: r for r in store.query(
-            f"SELECT harness_id, AVG(reward) AS reward, {RECORD} FROM outcomes "
-            f"WHERE cluster != ? AND harness_id IN ({placeholders(ids)}) GROUP BY harness_id",
-            (cluster, *ids))}
-        harnesses = {r["id"]: r for r in store.query(
-            f"SELECT id, name, origin FROM harnesses WHERE id IN ({placeholders(ids)})", tuple(ids))}
+        there = self.ledger.records_elsewhere(cluster, ids)
+        harnesses = self.ledger.harness_rows(ids)
         evidence = [evidence_of(harnesses[h], here.get(h), there.get(h), [], 0.0) for h in ids]
         return self.router.arms(evidence, base_rate(evidence, []))

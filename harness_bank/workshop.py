@@ -68,3 +68,39 @@ class Workshop:
 
     def cluster_outcomes(self, cluster: str) -> int:
         return self.store.query("SELECT COUNT(*) FROM outcomes WHERE cluster = ?", (cluster,))[0][0]
+
+
+class WorkshopFacade:
+    """The workshop's calls on the bank's facade: HarnessBank inherits them, so that code outside the bank
+    reaches the workshop through the bank, not through its part."""
+
+    workshop: Workshop
+
+    def record_labelled_task(self, cluster: str, task_id: str, task: dict) -> None:
+        """Keep a task whose outcome was verified in `cluster` (once per cluster and task id)."""
+        self.workshop.record_labelled(cluster, task_id, task)
+
+    def labelled_tasks(self, cluster: str) -> list[dict]:
+        """The cluster's labelled tasks, oldest first."""
+        return self.workshop.labelled(cluster)
+
+    def latest_outcomes(self, harness_id: str, cluster: str, task_ids: list[str]) -> dict[str, dict]:
+        """The harness's latest outcome in the cluster on each of these tasks that has one, by task id."""
+        return self.workshop.outcomes(harness_id, cluster, task_ids)
+
+    def record_code_attempt(self, *, cluster: str, stage: str, parent_id: str, harness_id: str | None,
+                            accepted: bool, reason: str, detail: dict, prompt_tokens: int | None,
+                            completion_tokens: int | None, wall_s: float) -> int:
+        """Keep one attempt at writing a stage of code for the cluster (see Workshop.record_attempt)."""
+        return self.workshop.record_attempt(
+            cluster=cluster, stage=stage, parent_id=parent_id, harness_id=harness_id, accepted=accepted,
+            reason=reason, detail=detail, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+            wall_s=wall_s)
+
+    def code_attempts(self, cluster: str | None = None, harness_id: str | None = None) -> list[dict]:
+        """Attempts at writing code, oldest first: all, a cluster's, or those that made `harness_id`."""
+        return self.workshop.attempts(cluster, harness_id)
+
+    def outcome_count(self, cluster: str) -> int:
+        """How many outcomes the cluster has: an attempt keeps the count, and the next one waits for more."""
+        return self.workshop.cluster_outcomes(cluster)

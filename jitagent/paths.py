@@ -133,7 +133,7 @@ def is_throwaway(location: str | Path, store=None) -> bool:
 
     if not is_url(str(location)):
         return Path(location).resolve().is_relative_to(Path(tempfile.gettempdir()).resolve())
-    return store is not None and store.query("SHOW cluster_name")[0][0] == THROWAWAY_CLUSTER
+    return store is not None and store.server_cluster_name() == THROWAWAY_CLUSTER
 
 
 def refuse_scripted(location: str | Path, model_names: list[str], store=None) -> None:

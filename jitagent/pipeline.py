@@ -279,7 +279,7 @@ def record_verified(bank: HarnessBank, task: Task, spec: HarnessSpec, run: RunRe
     which code written for the cluster is tried on."""
     cluster = cluster or bank.cluster_for(task.prompt, task.type, tuple(task.tags))
     decision = bank.record_outcome(outcome_of(task, spec, run, cluster, delivery, run_id), run=record)
-    bank.workshop.record_labelled(cluster, task.id, task.model_dump(mode="json", exclude_defaults=True))
+    bank.record_labelled_task(cluster, task.id, task.model_dump(mode="json", exclude_defaults=True))
     return decision
 
 

@@ -53,12 +53,12 @@ class Toolshop:
                    default=None)
         if best is None or best.mean >= cfg.ceiling:
             return None
-        rounds = [a for a in self.bank.workshop.attempts(cluster) if a["stage"] == self.config.stages[0]]
-        seen = self.bank.workshop.cluster_outcomes(cluster)
+        rounds = [a for a in self.bank.code_attempts(cluster) if a["stage"] == self.config.stages[0]]
+        seen = self.bank.outcome_count(cluster)
         if len(rounds) >= cfg.max_attempts or rounds and seen < rounds[-1]["outcomes_seen"] + cfg.retry_after:
             return None
-        ids = [t["id"] for t in self.bank.workshop.labelled(cluster)]
-        covered = len(self.bank.workshop.outcomes(best.evidence.harness_id, cluster, ids))
+        ids = [t["id"] for t in self.bank.labelled_tasks(cluster)]
+        covered = len(self.bank.latest_outcomes(best.evidence.harness_id, cluster, ids))
         if covered < cfg.min_labelled:
             return None
         return best, (f"plateau: {best.evidence.name} at {best.mean:.2f} after {best.evidence.runs} run(s), "
@@ -67,8 +67,8 @@ class Toolshop:
     def labelled(self, cluster: str, parent: HarnessSpec) -> list[Labelled]:
         """The cluster's labelled tasks that carry the parent's recorded outcome (a trial reuses it where
         code gives no answer). Bank reads: a thread's."""
-        tasks = [Task.model_validate(t) for t in self.bank.workshop.labelled(cluster)]
-        outcomes = self.bank.workshop.outcomes(parent.id, cluster, [t.id for t in tasks])
+        tasks = [Task.model_validate(t) for t in self.bank.labelled_tasks(cluster)]
+        outcomes = self.bank.latest_outcomes(parent.id, cluster, [t.id for t in tasks])
         return [Labelled(task=t, reference=reference_answer(t), **outcomes[t.id]) for t in tasks
                 if t.id in outcomes]
 
@@ -86,7 +86,7 @@ class Toolshop:
             share = made.trial_s / max(1, len(made.heldout))
             for task_id, scored in zip(made.heldout, made.evidence):
                 self.bank.record_outcome(trial_outcome(made, by_id[task_id], scored, share))
-        self.bank.workshop.record_attempt(
+        self.bank.record_code_attempt(
             cluster=made.cluster, stage=made.stage, parent_id=made.parent.id, harness_id=harness_id,
             accepted=harness_id is not None, reason=made.reason, detail=made.summary() | {
                 "sources": [c.draft.source for c in made.candidates if c.draft.source is not None]},

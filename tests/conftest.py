@@ -9,7 +9,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="session")
 def bench_script():
-    """Loads a script under bench/ as a module, registered in sys.modules first (its dataclasses look it up)."""
+    """Loads a bench/ script as a module, registered in sys.modules first (its dataclasses look it up)."""
     def load(name: str):
         if name not in sys.modules:
             spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")

@@ -6,11 +6,14 @@ from dataclasses import replace
 import psycopg
 import pytest
 
-from harness_bank import HarnessBank, Outcome
+from harness_bank import HarnessBank, Outcome, RunRecord
 from harness_bank.bank import BankError
 from harness_bank.migrations import MIGRATIONS
+from harness_bank.recorded import recorded_run
 from harness_bank.store import StoreUnavailable, describe
+from harness_bank.views import BankViews
 from jitagent.catalog import load_seeds, seed_bank
+from jitagent.paths import THROWAWAY_CLUSTER
 
 SEEDS = load_seeds()
 
@@ -67,6 +70,34 @@ def test_a_redelivered_outcome_is_recorded_once(both):
         bank.record_outcome(outcome("direct", 1.0, "t1"))  # no delivery: every report counts
         bank.record_outcome(outcome("direct", 1.0, "t1"))
         assert bank.stats()["outcomes"] == 3
+
+
+def test_the_views_and_a_recorded_run_read_as_on_sqlite(both):
+    for bank in both:
+        for i in range(6):
+            harness = ("direct", "program_of_thought")[i % 2]
+            run = RunRecord(run_id=f"r{i}", harness_id=SEEDS[harness].id, task_id=f"t{i % 4}",
+                            task_text="add two numbers", cluster=("c1", "c2")[i % 3 == 0],
+                            route=("exploit", "explore")[i % 2])
+            if i == 5:  # a run with no outcome yet
+                bank.record_run(run)
+            else:
+                bank.record_outcome(outcome(harness, i / 5, run.task_id, tokens=90 + i, cluster=run.cluster,
+                                            run_id=run.run_id), run=run)
+    views = [BankViews(bank) for bank in both]
+
+    def read(view: BankViews) -> list:
+        found = view.harness("direct")
+        runs = [recorded_run(view.bank, f"r{i}") for i in range(7)]
+        return [view.clusters(), view.arms("c1"), view.history("c2"), found.evidence, found.lineage[0].id,
+                [(r.run.run_id, r.harness.id, r.reward, r.verdict) if r else None for r in runs]]
+    assert read(views[1]) == read(views[0])
+
+
+def test_only_a_server_has_a_cluster_name(both):
+    sqlite, postgres = both
+    assert sqlite.store.server_cluster_name() is None
+    assert postgres.store.server_cluster_name() == THROWAWAY_CLUSTER  # the test server's, as fleet dev's
 
 
 def test_bad_input_is_refused_in_one_line_and_nothing_is_written(both):

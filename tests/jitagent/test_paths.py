@@ -43,3 +43,7 @@ def test_a_new_bank_is_created_with_its_directory(tmp_path):
     bank = open_bank(tmp_path / "new" / "bank.db")
     assert bank.stats()["harnesses"] == 0
     bank.close()
+
+
+def test_the_scripted_model_may_write_to_a_postgresql_jitagent_started_to_throw_away(postgres_url, tmp_path):
+    open_bank(postgres_url, cache_dir=tmp_path, models=["scripted"]).close()  # its cluster_name says so

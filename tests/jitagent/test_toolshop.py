@@ -47,7 +47,7 @@ def warm(bank, tasks: list[Task]) -> None:
 def test_a_plateaued_cluster_gets_code_online_and_later_tasks_use_it(seeded_bank):
     warm(seeded_bank, adds("learn", 8))
     p = pipeline(seeded_bank, [f"```python\n{SOLVER}```"])
-    assert len(seeded_bank.workshop.labelled("type:add")) == 8  # verified runs label their tasks
+    assert len(seeded_bank.labelled_tasks("type:add")) == 8  # verified runs label their tasks
 
     async def go():
         first = await p.solve(adds("final", 1, start=20)[0])  # the synthesis draw asks for code instead
@@ -56,7 +56,7 @@ def test_a_plateaued_cluster_gets_code_online_and_later_tasks_use_it(seeded_bank
         return first, [await routed.solve(task) for task in adds("final", 3, start=30)]
     first, later = asyncio.run(go())
     assert first.route in ("exploit", "explore") and first.harness.id == SEEDS["direct"].id  # meanwhile
-    [attempt] = seeded_bank.workshop.attempts("type:add")
+    [attempt] = seeded_bank.code_attempts("type:add")
     assert attempt["accepted"] and attempt["completion_tokens"] > 0 and attempt["detail"]["writer"] == (
         "scripted-writer")
     tooled = seeded_bank.get(attempt["harness_id"])
@@ -75,7 +75,7 @@ def test_code_that_fails_on_held_out_tasks_never_joins_the_arms(seeded_bank):
         await p.solve(adds("final", 1, start=20)[0])
         await p.settle()
     asyncio.run(go())
-    [attempt] = seeded_bank.workshop.attempts("type:add")
+    [attempt] = seeded_bank.code_attempts("type:add")
     assert not attempt["accepted"] and attempt["harness_id"] is None
     assert attempt["reason"].startswith("rejected")
     assert all(h.origin != "synthesized" or h.generator != "scripted-writer"
@@ -97,7 +97,7 @@ def test_evolve_tools_labels_learn_writes_and_gates_on_score(seeded_bank, tmp_pa
     assert step.accepted and step.heldout_harness == 1.0
     assert (step.gate_harness, step.gate_parent) == (1.0, 0.0)
     assert step.execution_tokens > 0 and step.writer_completion_tokens > 0  # labelling runs and the writer
-    assert len(seeded_bank.workshop.labelled("type:add")) == 8  # the six learn tasks it had not run, labelled
-    labelled = seeded_bank.workshop.outcomes(SEEDS["direct"].id, "type:add", [t.id for t in learn])
+    assert len(seeded_bank.labelled_tasks("type:add")) == 8  # the six learn tasks it had not run, labelled
+    labelled = seeded_bank.latest_outcomes(SEEDS["direct"].id, "type:add", [t.id for t in learn])
     assert set(labelled) == {t.id for t in learn}
     assert not any(seeded_bank.has_outcome(h.id, t.id) for h in seeded_bank.list_harnesses() for t in score)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 import random
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -145,11 +146,19 @@ class Arm:
 
 @dataclass
 class RouteChoice:
+    """Where a task goes, decided in one place: the arm to run, or a synthesis and what runs when it
+    writes nothing valid (`best`: the fallback), or the best arm while code is written for the cluster."""
+
     route: Route
     arm: Arm | None  # the harness to run; for `synthesized`, the parent to mutate (None: a cold cluster)
     best: Arm | None         # the arm with the best posterior mean (the fallback when synthesis fails)
     arms: list[Arm] = field(default_factory=list)
     reason: str = ""
+    write_code: bool = False  # the synthesis draw went to writing code for the cluster: `arm` runs meanwhile
+
+
+# Whether a cluster is due for code written for it, given its arms: the arm to write on, and why.
+CodeDue = Callable[[list[Arm]], tuple[Arm, str] | None]
 
 
 class Router:
@@ -178,9 +187,11 @@ class Router:
         return max(cfg.synth_floor, cfg.synth_start * cfg.synth_half_life / (cfg.synth_half_life + evidence))
 
     def choose(self, evidence: list[ArmEvidence], base: float, rng: random.Random,
-               seen: int | None = None) -> RouteChoice:
+               seen: int | None = None, code_due: CodeDue | None = None) -> RouteChoice:
         """`seen`: the tasks the cluster has seen, the horizon exploring must pay back over (unless the
-        config sets one); None and no configured horizon: every draw stands."""
+        config sets one); None and no configured horizon: every draw stands. `code_due`: where the draw
+        is for synthesis and the cluster's best arm plateaus, code is written instead (between tasks)
+        while that arm runs."""
         arms = self.arms(evidence, base)
         weight = sum(a.evidence.runs for a in arms) + sum(min(a.evidence.near_weight,
                                                               self.config.prior_weight)
@@ -192,6 +203,11 @@ class Router:
         parent = min((a for a in arms if a.evidence.runs), key=self.rank, default=None)
         at_ceiling = parent is not None and parent.evidence.reward_sum >= parent.evidence.runs
         if best is None or (rng.random() < share and not at_ceiling):
+            if code_due is not None and (due := code_due(arms)) is not None:
+                runs, why = due
+                return RouteChoice("exploit" if runs is best else "explore", runs, best, arms,
+                                   f"{why}: code for the cluster is being written; {runs.evidence.name} "
+                                   "runs meanwhile", write_code=True)
             return RouteChoice("synthesized", parent, best, arms,
                                f"synthesis share {share:.2f} at evidence {weight:.1f}")
         draws = [(rng.betavariate(a.alpha, a.beta), a) for a in arms]

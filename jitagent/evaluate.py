@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from jitagent.runtime.agent import Runtime
+from jitagent.runtime.channel import last_of
 from jitagent.runtime.events import RunResult
 from jitagent.spec import HarnessSpec
 from jitagent.tasks import Task
@@ -49,11 +50,14 @@ def why(result: RunResult) -> str:
 
 
 async def run_tasks(runtime: Runtime, spec: HarnessSpec, tasks: list[Task], seed: int = 0,
-                    on_done: Callable[[RunResult], None] | None = None) -> list[RunResult]:
-    """`on_done` hears each result as it comes (a progress line)."""
+                    on_done: Callable[[RunResult], None] | None = None,
+                    watch: Callable[[AsyncIterator], AsyncIterator] | None = None) -> list[RunResult]:
+    """`on_done` hears each result as it comes (a progress line); `watch` wraps each run's events (a
+    heartbeat that says a model call goes on)."""
     results = []
     for task in tasks:
-        results.append(await runtime.run(spec, task, seed=seed))
+        events = runtime.stream(spec, task, seed=seed)
+        results.append(await last_of(watch(events) if watch else events, RunResult))
         if on_done is not None:
             on_done(results[-1])
     return results

@@ -14,8 +14,8 @@ it, so each keeps records of its own rather than one type shared from the runtim
   turns a verified `RunResult` into an `Outcome`, the evidence the bank admits (`pipeline.outcome_of`;
   `RunRecord.outcome` for feedback reported later). The bank sums outcomes per harness into the router's
   `ArmEvidence`, an aggregate and no longer one run.
-- wire: `server.convert` makes a `pb.SolveResult` (its `pb.RunResult` from the `RunResult`), which the
-  SDK reads as one flat `sdk.Solved`.
+- doors: `solved.Solved.of` makes one flat record of a `SolveResult`, which every door gives in its wire
+  form (gRPC's `pb.SolveResult`, the SDK's, HTTP's, MCP's and a worker's result are that record).
 """
 
 from __future__ import annotations
@@ -23,9 +23,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from harness_bank.router import ArmSummary, Route
-from jitagent.runtime.events import RunResult, Step
+from jitagent.runtime.events import Cost, RunResult, Step
+from jitagent.solved import Solved
 from jitagent.spec import HarnessSpec
-from jitagent.synthesis.synthesize import CandidateChecked, Synthesis, SynthesisCost
+from jitagent.synthesis.synthesize import SYNTHESIS_PHASES, CandidateChecked, Synthesis, SynthesisCost
+from jitagent.usage import Usage
 from jitagent.verifiers import Verdict
 
 
@@ -77,18 +79,25 @@ class SolveResult:
     run_id: str = ""
     examples: tuple[str, ...] = ()  # the runs whose solutions the harness was shown (see Chosen)
 
+    @property
+    def total_cost(self) -> Cost:
+        """Every token of the solve: synthesis, repair, dry runs, selection and the run (unknown where a
+        part is unknown); the wall time is the whole solve's."""
+        parts = [getattr(self.synthesis_cost, k) for k in SYNTHESIS_PHASES]
+        parts += [self.run.cost] if self.run else []
+        usage = sum((part.usage for part in parts), Usage())
+        return Cost(prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
+                    wall_s=self.wall_s)
+
     def to_dict(self) -> dict:
-        synthesis, run = self.synthesis, self.run
-        execution = run.cost.__dict__ | {"tokens": run.cost.tokens} if run else None
-        return {"run_id": self.run_id, "task_id": self.task_id, "route": self.route,
-                "harness_id": self.harness.id, "harness_name": self.harness.name, "cluster": self.cluster,
-                "references": [asdict(a) for a in self.references],
-                "reason": synthesis.reason if synthesis else "",
-                "candidates": [c.to_dict() for c in synthesis.candidates] if synthesis else [],
-                "cost": self.synthesis_cost.to_dict() | {"execution": execution},
-                "result": run.summary() if run else None, "bank_decision": self.bank_decision,
-                "examples": list(self.examples),
-                "wall_s": round(self.wall_s, 3)}
+        """The flat record (`Solved`) and what a synthesis did: the references it read, its candidates, its
+        reason and cost by phase."""
+        synthesis = self.synthesis
+        return Solved.of(self).model_dump(mode="json") | {
+            "references": [asdict(a) for a in self.references],
+            "reason": synthesis.reason if synthesis else "",
+            "candidates": [c.to_dict() for c in synthesis.candidates] if synthesis else [],
+            "synthesis_cost": self.synthesis_cost.to_dict()}
 
 
 SolveEvent = Routed | Retrieved | CandidateChecked | Chosen | Step | Verdict | BankDecision | SolveResult

@@ -14,32 +14,20 @@ import sys
 from dataclasses import asdict
 from urllib.parse import quote
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
-from jitagent import __version__
-from jitagent.cli_common import CANDIDATES, FieldRange, api_key, bank, bank_location, common, models
-from jitagent.feedback import FeedbackError, Report
+from jitagent import __version__, settings
+from jitagent.cli_common import FieldRange, api_key, bank, bank_location, common, models
+from jitagent.feedback import Report
 from jitagent.pipeline import JitPipeline
+from jitagent.solved import Solved
+from jitagent.solving import SolveError, Solving
 from jitagent.tasks import Expected, task_for
 
 CLUSTERS = "jitagent://clusters/"
 INSTRUCTIONS = ("jitagent routes each task to the agent harness that has done best on tasks like it, writing "
                 "a new one where it explores, and runs it. Call `solve` with the task; where you can tell "
                 "how the answer did, call `report` with its run_id and a reward in [0, 1].")
-
-
-class Solved(BaseModel):
-    run_id: str = Field(description="report on it with `report`")
-    answer: str | None
-    reward: float | None = Field(description="None: nothing verified it")
-    verdict: str
-    route: str = Field(description="exploit | explore | synthesized | fallback")
-    harness: str
-    harness_id: str
-    cluster: str
-    error: str | None = Field(description="an infrastructure failure, not the harness's doing")
-    examples: list[str] = Field(default_factory=list,
-                                description="the runs whose verified solutions the harness was shown")
 
 
 class Reported(BaseModel):
@@ -56,36 +44,35 @@ def build_server(pipeline: JitPipeline):
 
     server = MCPServer("jitagent", version=__version__, instructions=INSTRUCTIONS)
     clusters = ClusterResources(server, pipeline)
+    solving = Solving(pipeline)
 
     @server.tool(structured_output=True,
                  description="Solve a task: route it to a harness (synthesizing one if need be), run "
                              "it, verify it where `expect` or `verifier` says how. Returns the answer and "
                              "the run_id to report on.")
     async def solve(task: str, expect: Expected | None = None, verifier: dict | None = None,
-                    type: str | None = None) -> Solved:
+                    type: str | None = None, request_id: str | None = None) -> Solved:
         """`expect`: the right answer (a number, or text that is one, compares numerically); `verifier`:
         any jitagent verifier as an object, e.g. {"kind": "regex", "pattern": "^4"}; `type`: the task's
-        type (its cluster). Both as the HTTP door's `jitagent` object takes them (`task_for`)."""
+        type (its cluster). Both as the HTTP door's `jitagent` object takes them (`task_for`).
+        `request_id`: the run's id; solving again with it returns that run's result, never a second run."""
         try:
             task = task_for(task, type=type, expect=expect, verifier=verifier)
-        except ValueError as exc:  # the caller's to fix: told in the result, as the protocol wants
+            with solving.admitted():
+                result = await solving.solve(task, run_id=request_id, replay=request_id is not None,
+                                             door="mcp")
+        except (ValueError, SolveError) as exc:  # the caller's to fix or to retry: told in the result
             raise ToolError(str(exc)) from None
-        result = await pipeline.solve(task)
         await asyncio.to_thread(clusters.publish)  # a new cluster is a new resource
-        run = result.run
-        return Solved(run_id=result.run_id, answer=run.answer if run else None,
-                      reward=run.reward if run else None, verdict=run.verdict if run else "",
-                      route=result.route, harness=result.harness.name, harness_id=result.harness.id,
-                      cluster=result.cluster, error=run.error if run else None,
-                      examples=list(result.examples))
+        return Solved.of(result)
 
     @server.tool(structured_output=True,
                  description="Report how a run went, where only you can tell: a reward in [0, 1] for the "
                              "run_id a `solve` returned. One outcome per run.")
     async def report(run_id: str, reward: float, detail: str = "") -> Reported:
         try:
-            done = await pipeline.report_outcome(Report(reward, detail), run_id=run_id)
-        except FeedbackError as exc:
+            done = await solving.report(Report(reward, detail), run_id=run_id, door="mcp")
+        except SolveError as exc:
             raise ToolError(str(exc)) from None
         return Reported(cluster=done.cluster, harness_id=done.harness_id, promoted=done.decision.promote,
                         reason=done.decision.reason, incumbent_id=done.incumbent_id)
@@ -162,7 +149,7 @@ def add_commands(sub) -> None:
     p.add_argument("--http-port", type=FieldRange("jitagent.server.app:ServerConfig", "port"),
                    help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio")
     p.add_argument("--host", default="127.0.0.1", help="the address --http-port listens on")
-    p.add_argument("--n", type=CANDIDATES, default=3, help="candidates per synthesis")
+    settings.add_arguments(p, [settings.N])
     p.add_argument("--no-dry-run", action="store_true",
                    help="skip running each candidate one step on the task before choosing")
     p.set_defaults(func=cmd_mcp)

@@ -3,7 +3,7 @@
     from jitagent import JitAgent
 
     with JitAgent("127.0.0.1:50051") as agent:
-        solved = agent.solve("What is 6 * 7?", expect="42")
+        solved = agent.solve("What is 6 * 7?", expect="42")  # a jitagent.solved.Solved
         print(solved.answer, solved.reward)              # reward None: nobody verified it
         agent.report(solved.run_id, reward=1.0)          # where only you can tell
 
@@ -20,6 +20,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from jitagent import DEFAULT_ADDRESS
 from jitagent.client import channel_options, new_request_id, report_request
+from jitagent.solved import Solved, from_message
 from jitagent.tasks import Expected, Task, VerifierSpec, task_for
 from jitagent.v1 import jitagent_pb2 as pb
 from jitagent.v1 import jitagent_pb2_grpc as pb_grpc
@@ -51,43 +52,6 @@ def violations_of(exc: grpc.RpcError) -> list[tuple[str, str]]:
                 if detail.Unpack(request):
                     found += [(v.field, v.description) for v in request.field_violations]
     return found
-
-
-@dataclass(frozen=True)
-class Solved:
-    """One solved task. `passed` and `reward` are None when nothing verified the answer (the task had
-    no verifier): unknown, not a failure — `JitAgent.report` can say how it went."""
-
-    run_id: str
-    task_id: str
-    route: str  # exploit | explore | synthesized | fallback
-    harness_id: str
-    harness_name: str
-    cluster: str
-    answer: str | None
-    passed: bool | None
-    reward: float | None
-    verdict: str
-    prompt_tokens: int | None  # None: unknown
-    completion_tokens: int | None
-    wall_s: float
-    error: str | None  # an infrastructure failure (not the harness's doing)
-    bank_decision: str
-    examples: tuple[str, ...] = ()  # the runs whose verified solutions the harness was shown
-
-    @property
-    def verified(self) -> bool:
-        return self.reward is not None
-
-    @classmethod
-    def of(cls, result: pb.SolveResult) -> Solved:
-        synthesis, run = result.synthesis, result.run
-        known = lambda msg, name: getattr(msg, name) if msg.HasField(name) else None  # noqa: E731
-        return cls(result.run_id, synthesis.task_id, enum_name(pb.Route, "ROUTE", synthesis.route),
-                   synthesis.harness.id, synthesis.harness.name, synthesis.cluster, known(run, "answer"),
-                   known(run, "passed"), known(run, "reward"), run.verdict, known(run.cost, "prompt_tokens"),
-                   known(run.cost, "completion_tokens"), synthesis.wall_s, run.error or None,
-                   result.bank_decision, tuple(result.examples))
 
 
 @dataclass(frozen=True)
@@ -168,7 +132,7 @@ class JitAgent:
         try:
             for event in self.stub.Solve(request, timeout=timeout or self.timeout, metadata=self.metadata):
                 if event.HasField("result"):
-                    return Solved.of(event.result)
+                    return from_message(Solved, event.result)
         except grpc.RpcError as exc:
             raise JitAgentError.of(exc) from None
         raise JitAgentError("UNKNOWN", "the server ended the Solve stream without a result")

@@ -10,6 +10,7 @@ its Setting, so `resolve` needs no list of the command's settings: `main` calls 
 from __future__ import annotations
 
 import argparse
+import pkgutil
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -17,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from jitagent.cli_common import (
-    CANDIDATES,
     META_MODEL,
     USAGE,
     Failure,
@@ -33,6 +33,17 @@ def log_format(value: str) -> str:
     if value not in FORMATS:
         raise ValueError(" or ".join(FORMATS))
     return value
+
+
+@dataclass(frozen=True)
+class FieldDefault:
+    """A setting's default that is a config model's field's default (`module:Model`, `field`): one source,
+    the model's, read when help is shown or the setting resolved (not imported on every start)."""
+    model: str
+    field: str
+
+    def value(self) -> Any:
+        return pkgutil.resolve_name(self.model).model_fields[self.field].default
 
 
 @dataclass(frozen=True)
@@ -54,19 +65,31 @@ class Setting:
     def variable(self) -> str:
         return self.env or "JITAGENT_" + self.dest.upper()
 
+    @property
+    def value(self) -> Any:
+        """The default itself: a config model's field's, where it is one."""
+        return self.default.value() if isinstance(self.default, FieldDefault) else self.default
+
     def describe(self) -> str:
         if "{" in self.help:
-            return self.help.format(default=self.default, variable=self.variable)
-        default = f" (default: {self.default})" if self.default not in (None, False) else ""
+            return self.help.format(default=self.value, variable=self.variable)
+        default = f" (default: {self.value})" if self.value not in (None, False) else ""
         return f"{self.help}{default}; env {self.variable}"
+
+
+def from_field(flag: str, model: str, field: str, help: str, **kw) -> Setting:
+    """The setting of a config model's numeric field: its default and its range are the field's."""
+    return Setting(flag, FieldDefault(model, field), FieldRange(model, field), help, **kw)
 
 
 LOG_FORMAT = Setting("--log-format", "json", log_format, "json | text")
 SERVER = "jitagent.server.app:ServerConfig"
 PORT = FieldRange(SERVER, "port")
+# every command that synthesizes takes it, and JITAGENT_N, from SynthesisConfig
+N = from_field("--n", "jitagent.synthesis.synthesize:SynthesisConfig", "n", "candidates per synthesis")
 SERVE = (
     Setting("--host", "127.0.0.1", str, "address to listen on"),
-    Setting("--port", 50051, PORT, "port to listen on (0: any free port)"),
+    from_field("--port", SERVER, "port", "port to listen on (0: any free port)"),
     Setting("--data-dir", None, Path, "the bank's folder: DIR/bank.db (default: ~/.jitagent)",
             env="JITAGENT_DATA"),
     Setting("--bank", None, str, "bank file, or postgresql://USER@HOST:PORT/DB shared by a fleet",
@@ -75,21 +98,23 @@ SERVE = (
     Setting("--solver-model", None, str, "runs them, same choices (default: the meta-model)"),
     Setting("--api-key-file", None, Path,
             "a file holding the model endpoint's API key (or JITAGENT_API_KEY)"),
-    Setting("--concurrency", 1, FieldRange(SERVER, "concurrency"), "tasks synthesized or executed at once"),
-    Setting("--max-queue", 64, FieldRange(SERVER, "max_queue"),
-            "tasks waiting beyond which calls get RESOURCE_EXHAUSTED"),
-    Setting("--max-concurrent", 128, FieldRange(SERVER, "max_concurrent"),
-            "solves open at once (Solve, Synthesize, task streams); past it calls get RESOURCE_EXHAUSTED"),
-    Setting("--n", 3, CANDIDATES, "candidates per synthesis where a call leaves n unset"),
+    from_field("--concurrency", SERVER, "concurrency", "tasks synthesized or executed at once"),
+    from_field("--max-queue", SERVER, "max_queue", "tasks waiting beyond which calls get RESOURCE_EXHAUSTED"),
+    from_field("--max-concurrent", SERVER, "max_concurrent",
+               "solves open at once (Solve, Synthesize, task streams); past it calls get RESOURCE_EXHAUSTED"),
+    N,
     Setting("--no-dry-run", False, None, "skip synthesis's dry runs"),
     Setting("--auth-token-file", None, Path,
             "a file holding the bearer token clients must send (or JITAGENT_AUTH_TOKEN)"),
     Setting("--tls-cert", None, Path, "PEM certificate (with --tls-key: TLS)"),
     Setting("--tls-key", None, Path, "PEM private key"),
     Setting("--metrics-port", None, PORT, "serve Prometheus metrics on this port"),
-    Setting("--grace", 10.0, FieldRange(SERVER, "grace_s"), "seconds in-flight calls get on SIGTERM"),
+    Setting("--grace", FieldDefault(SERVER, "grace_s"), FieldRange(SERVER, "grace_s"),
+            "seconds in-flight calls get on SIGTERM"),
     Setting("--openai-port", None, PORT, "also serve the OpenAI-compatible HTTP API (/v1/chat/completions) "
             "on this port, on the same pipeline"),
+    from_field("--retrain-every", "jitagent.retrain:RetrainConfig", "every",
+               "train the solver's adapter again in the background after this many verified runs (0: never)"),
     LOG_FORMAT,
 )
 NAMES = {int: "an integer", float: "a number", str: "text", Path: "a path"}
@@ -123,7 +148,7 @@ def resolve(args: argparse.Namespace, environ: Mapping[str, str]) -> None:
         elif s.dest in values:
             value = _parse(s, values[s.dest], f"{config.path}: {s.flag.removeprefix('--')}")
         else:
-            value = s.default
+            value = s.value
         setattr(args, dest, value)
 
 

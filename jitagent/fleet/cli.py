@@ -10,7 +10,6 @@ import sys
 
 from jitagent import settings
 from jitagent.cli_common import (
-    CANDIDATES,
     COUNT,
     FieldRange,
     api_key,
@@ -178,7 +177,7 @@ def add_commands(sub) -> None:
                    help="wall-clock seconds per task (600)")
     p.add_argument("--grace", type=FieldRange(worker, "grace_s"),
                    help="seconds running tasks get on SIGTERM (10)")
-    p.add_argument("--n", type=CANDIDATES, default=3, help="candidates per synthesis")
+    settings.add_arguments(p, [settings.N])
     p.add_argument("--no-dry-run", action="store_true",
                    help="skip running each candidate one step on the task before choosing")
     settings.add_arguments(p, [settings.LOG_FORMAT])

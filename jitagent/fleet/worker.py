@@ -19,7 +19,6 @@ import json
 import logging
 import os
 import socket
-import time
 
 import redis.asyncio as redis
 from pydantic import BaseModel, Field
@@ -27,6 +26,7 @@ from pydantic import BaseModel, Field
 from jitagent.errors import one_line
 from jitagent.fleet.streams import Entry, TaskQueue
 from jitagent.pipeline import JitPipeline
+from jitagent.solving import Solving, deadline_in
 from jitagent.tasks import TaskFileError, parse_tasks
 
 log = logging.getLogger("jitagent.worker")
@@ -45,9 +45,11 @@ class WorkerConfig(BaseModel):
 
 class Worker:
     def __init__(self, pipeline: JitPipeline, queue: TaskQueue, config: WorkerConfig | None = None):
-        self.pipeline = pipeline
         self.queue = queue
         self.config = config or WorkerConfig()
+        # a task is taken only into a free slot, so the solving layer's admission never makes one wait
+        self.solving = Solving(pipeline, concurrency=self.config.slots, max_queue=0,
+                               max_concurrent=self.config.slots)
         self.in_flight: dict[str, asyncio.Task] = {}
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -111,18 +113,15 @@ class Worker:
                 await self._bury(entry, str(exc))
                 return
             task = tasks[0]
-            result = await self.pipeline.solve(task, delivery=self.queue.delivery(entry),
-                                               deadline=time.monotonic() + self.config.task_timeout_s)
+            with self.solving.admitted():
+                result = await self.solving.solve(task, delivery=self.queue.delivery(entry), door="queue",
+                                                  deadline=deadline_in(self.config.task_timeout_s))
             if result.run is not None and result.run.error is not None and not result.run.interrupted:
                 raise RuntimeError(result.run.error)  # a model or host failed, not the task: retry it
             fields = {"entry": entry.id, "task_id": task.id, "worker": self.config.name,
                       "result": json.dumps(result.to_dict())}
             finished = await self.queue.finish(self.config.name, entry, fields)
-            run = result.run
-            log.info(json.dumps({"event": "task", "entry": entry.id, "task_id": task.id,
-                                 "route": result.route, "harness_id": result.harness.id,
-                                 "reward": run.reward if run else None,
-                                 "bank": result.bank_decision, "wall_s": round(result.wall_s, 3),
+            log.info(json.dumps({"event": "finished", "entry": entry.id, "task_id": task.id,
                                  "deliveries": entry.deliveries, "finished": finished}))
         except asyncio.CancelledError:
             raise

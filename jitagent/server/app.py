@@ -34,6 +34,7 @@ from jitagent.server.decoding import RequestDecodingInterceptor
 from jitagent.server.metrics import Metrics
 from jitagent.server.openai_api import OpenAIDoor
 from jitagent.server.service import JitAgentService
+from jitagent.solving import Solving
 from jitagent.v1 import jitagent_pb2 as pb
 from jitagent.v1 import jitagent_pb2_grpc as pb_grpc
 
@@ -80,8 +81,10 @@ class JitAgentServer:
         self.config = config
         self.build = build or pipeline_for
         self.metrics = Metrics()
-        self.service = JitAgentService(self.metrics, config.concurrency, config.max_queue,
-                                       config.max_concurrent)
+        self.solving = Solving(concurrency=config.concurrency, max_queue=config.max_queue,
+                               max_concurrent=config.max_concurrent, on_result=self.metrics.record_result)
+        self.metrics.watch(self.solving)
+        self.service = JitAgentService(self.metrics, self.solving)
         self.health = health.aio.HealthServicer()
         self.server: grpc.aio.Server | None = None
         self.port: int | None = None
@@ -135,9 +138,7 @@ class JitAgentServer:
     async def _open_openai_door(self) -> None:
         """The HTTP door on the same pipeline, admitted through the same slots, behind the same token."""
         config = self.config
-        self.openai = OpenAIDoor(lambda: self.service.pipeline, lambda: self.service.load_error,
-                                 token=config.auth_token, slots=self.service.slots,
-                                 max_queue=config.max_queue, keepalive_s=config.keepalive_s)
+        self.openai = OpenAIDoor(self.solving, token=config.auth_token, keepalive_s=config.keepalive_s)
         address = f"{config.host}:{config.openai_port}"
         try:
             self.openai_port = await self.openai.start(config.host, config.openai_port,
@@ -152,9 +153,9 @@ class JitAgentServer:
 
     async def _load(self) -> None:
         try:
-            self.service.pipeline = await asyncio.to_thread(self.build, self.config)
+            self.solving.pipeline = await asyncio.to_thread(self.build, self.config)
         except Exception as exc:  # stay NOT_SERVING and say why, in one line
-            self.load_error = self.service.load_error = one_line(exc)
+            self.load_error = self.solving.load_error = one_line(exc)
             self.load_status = getattr(exc, "status", 1)
             log.error(json.dumps({"event": "load_failed", "error": self.load_error}))
             return
@@ -171,8 +172,8 @@ class JitAgentServer:
             await self.server.stop(self.config.grace_s)
         if self._loading is not None and not self._loading.done():
             self._loading.cancel()
-        if self.service.pipeline is not None:
-            self.service.pipeline.bank.close()  # flushes the index
+        if self.solving.pipeline is not None:
+            self.solving.pipeline.bank.close()  # flushes the index
         log.info('{"event": "stopped"}')
 
     async def serve_forever(self) -> None:

@@ -48,6 +48,7 @@ def server_config(args):
     """The ServerConfig `serve`'s settings make: every one of them lands in it (a test checks each)."""
     from jitagent.paths import data_dir
     from jitagent.pipeline import PipelineConfig
+    from jitagent.retrain import RetrainConfig
     from jitagent.server.app import ServerConfig
     from jitagent.synthesis.synthesize import SynthesisConfig
 
@@ -59,7 +60,8 @@ def server_config(args):
         auth_token=secret_from(args.auth_token, args.auth_token_file, "--auth-token", TOKEN_ENV),
         tls_cert=args.tls_cert, tls_key=args.tls_key, metrics_port=args.metrics_port, grace_s=args.grace,
         openai_port=args.openai_port, log_format=args.log_format,
-        pipeline=PipelineConfig(synthesis=SynthesisConfig(n=args.n, dry_run=not args.no_dry_run)))
+        pipeline=PipelineConfig(synthesis=SynthesisConfig(n=args.n, dry_run=not args.no_dry_run),
+                                retrain=RetrainConfig(every=args.retrain_every)))
 
 
 def cmd_serve(args) -> int:
@@ -117,7 +119,7 @@ def _emit(message) -> None:
 
 
 def reward_text(msg) -> str:
-    """A RunResult's reward, or `unverified` when nothing checked it (absent: unknown, not 0)."""
+    """A result's reward, or `unverified` when nothing checked it (absent: unknown, not 0)."""
     return f"{msg.reward:g}" if msg.HasField("reward") else "unverified"
 
 
@@ -153,11 +155,12 @@ def event_line(event) -> str:
 
     which = event.WhichOneof("event")
     if which == "result":
-        synthesis, run = event.result.synthesis, event.result.run
-        return (f"result: run_id={event.run_id} route={enum_name(pb.Route, 'ROUTE', synthesis.route)} "
-                f"harness={synthesis.harness.name} answer={run.answer if run.HasField('answer') else None!r} "
-                f"reward={reward_text(run)} verdict={run.verdict[:100]!r}"
-                + (f" error={run.error[:200]!r}" if run.error else ""))
+        result = event.result
+        answer = result.answer if result.HasField("answer") else None
+        return (f"result: run_id={event.run_id} route={enum_name(pb.Route, 'ROUTE', result.route)} "
+                f"harness={result.harness_name} answer={answer!r} reward={reward_text(result)} "
+                f"verdict={result.verdict[:100]!r}"
+                + (f" error={result.error[:200]!r}" if result.error else ""))
     if which == "step":
         return f"step/{enum_name(pb.StepKind, 'STEP_KIND', event.step.kind)}: {event.step.text[:200]}"
     if which == "chosen":
@@ -199,8 +202,7 @@ def cmd_stream(args) -> int:
                     line = f"#{response.sequence} {response.task_id}: failed: {response.error.message}"
                 else:
                     line = (f"#{response.sequence} {response.task_id}: run_id={response.run_id} "
-                            f"{response.result.synthesis.harness.name} "
-                            f"reward={reward_text(response.result.run)}")
+                            f"{response.result.harness_name} reward={reward_text(response.result)}")
                 if args.json:
                     _emit(response)
                 else:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import re
 
 from harness_bank import HarnessRecord
-from harness_bank.recorded import RecordedRun
 from harness_bank.router import ArmSummary
 from jitagent.events import BankDecision, Chosen, Retrieved, Routed, SolveEvent, SolveResult
-from jitagent.runtime.events import Cost, RunResult, Step
+from jitagent.runtime.events import Cost, Step
+from jitagent.solved import Solved, to_message
+from jitagent.solving import REQUEST_ID
 from jitagent.spec import HarnessSpec
 from jitagent.synthesis.synthesize import CandidateChecked, SynthesisConfig
 from jitagent.v1 import jitagent_pb2 as pb
@@ -18,7 +18,6 @@ from jitagent.wire import RequestError, enum_value
 
 MAX_N = next(m.le for m in SynthesisConfig.model_fields["n"].metadata if hasattr(m, "le"))
 MAX_EVENT_TEXT = 20_000
-REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 
 
 def check_n(n: int) -> int | None:
@@ -80,24 +79,6 @@ def arm_to_proto(arm: ArmSummary) -> pb.Arm:
     return msg
 
 
-def run_to_proto(run: RunResult | None) -> pb.RunResult | None:
-    if run is None:
-        return None
-    msg = pb.RunResult(
-        task_id=run.task_id,
-        harness_id=run.harness_id,
-        verdict=run.verdict,
-        cost=cost_to_proto(run.cost),
-        error=run.error or "",
-        interrupted=run.interrupted,
-    )
-    if run.answer is not None:
-        msg.answer = run.answer
-    if run.reward is not None:  # unverified: both stay absent
-        msg.passed, msg.reward = run.passed, run.reward
-    return msg
-
-
 def synthesis_to_proto(result: SolveResult) -> pb.SynthesisResult:
     msg = pb.SynthesisResult(
         run_id=result.run_id,
@@ -140,37 +121,11 @@ def synthesis_to_proto(result: SolveResult) -> pb.SynthesisResult:
 
 
 def solve_result_to_proto(result: SolveResult) -> pb.SolveResult:
-    return pb.SolveResult(
-        run_id=result.run_id,
-        synthesis=synthesis_to_proto(result),
-        run=run_to_proto(result.run),
-        bank_decision=result.bank_decision,
-        examples=result.examples,
-    )
-
-
-def recorded_to_proto(recorded: RecordedRun) -> pb.SolveResult:
-    """A finished run as the bank recorded it: its harness, route, cluster, answer and cost, and its
-    outcome's reward and verdict where it has one (the candidates, arms and synthesis cost are not kept:
-    unknown, as a cost with no token counts says)."""
-    run, harness = recorded.run, recorded.harness
-    result = pb.RunResult(task_id=run.task_id, harness_id=run.harness_id,
-                          verdict=recorded.verdict or "recorded without an outcome",
-                          cost=cost_to_proto(Cost(prompt_tokens=run.prompt_tokens,
-                                                  completion_tokens=run.completion_tokens,
-                                                  wall_s=run.wall_s or 0.0)))
-    if run.answer is not None:
-        result.answer = run.answer
-    if recorded.reward is not None:  # a verifier's pass is its full reward
-        result.passed, result.reward = recorded.reward >= 1.0, recorded.reward
-    unknown = pb.Cost()
-    synthesis = pb.SynthesisResult(run_id=run.run_id, task_id=run.task_id,
-                                   route=enum_value(pb.Route, "ROUTE", run.route),
-                                   harness=harness_to_proto(harness), cluster=run.cluster,
-                                   reason="the run recorded under this id, from the bank",
-                                   cost=pb.SynthesisCost(synthesis=unknown, repair=unknown, dry_run=unknown,
-                                                         selection=unknown))
-    return pb.SolveResult(run_id=run.run_id, synthesis=synthesis, run=result)
+    """The flat record (`Solved`) by field name, and what a synthesis did where one ran."""
+    msg = to_message(Solved.of(result), pb.SolveResult())
+    if result.synthesis is not None:
+        msg.synthesis.CopyFrom(synthesis_to_proto(result))
+    return msg
 
 
 def event_to_proto(event: SolveEvent, run_id: str) -> pb.SolveEvent:

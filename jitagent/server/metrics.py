@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
+from jitagent.synthesis.synthesize import SYNTHESIS_PHASES
+
 
 @dataclass
 class Call:
@@ -58,14 +60,18 @@ class Metrics:
             self.requests.labels(method, call.code).inc()
             self.latency.labels(method).observe(time.perf_counter() - start)
 
+    def watch(self, solving) -> None:
+        """The queue depth and tasks in flight, as the solving layer counts them (every door's)."""
+        self.queue_depth.set_function(lambda: solving.waiting)
+        self.in_flight.set_function(lambda: solving.working)
+
     def record_result(self, result) -> None:
         self.routes.labels(result.route).inc()
         if result.synthesis:
             for c in result.synthesis.candidates:
                 label = "repaired" if c.origin == "repaired" else ("valid" if c.valid else "broken")
                 self.candidates.labels(label).inc()
-        phases = {k: getattr(result.synthesis_cost, k)
-                  for k in ("synthesis", "repair", "dry_run", "selection")}
+        phases = {k: getattr(result.synthesis_cost, k) for k in SYNTHESIS_PHASES}
         if result.run:
             phases["execution"] = result.run.cost
         for phase, cost in phases.items():

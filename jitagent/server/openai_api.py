@@ -9,21 +9,23 @@ the run — and is absent where a count is unknown, never 0. The run id is the r
 `x-jitagent-run-id` header; `POST /v1/jitagent/feedback {"run_id", "reward"}` reports how it went. With
 `stream: true` the answer is sent once it is known, SSE keep-alive comments before. Requests carry the
 same bearer token as gRPC. An optional `jitagent` object in the request (`extra_body` in the openai
-client) may give `expect` or `verifier`, as `jitagent solve` takes them, and `n`.
+client) may give `expect` or `verifier`, as `jitagent solve` takes them, `n`, and `request_id`: as gRPC's,
+a retry under it gets the first run's result, never a second run. The work goes through the solving
+layer (jitagent.solving) every door shares: one admission, one run per id, one error type.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hmac
 import json
 import logging
 import resource
 import socket
 import time
-import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Literal
 
 import h11
@@ -35,19 +37,21 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from jitagent.events import SolveResult
-from jitagent.feedback import FeedbackError, Report
-from jitagent.models.base import Cancelled, CancelToken, ModelError
+from jitagent.feedback import Report
 from jitagent.pipeline import JitPipeline
 from jitagent.server.convert import MAX_N
+from jitagent.solved import Solved
+from jitagent.solving import REQUEST_ID, SolveError, Solving, new_run_id
 from jitagent.spec import format_validation_error
 from jitagent.tasks import Expected, task_for, verifier_for
-from jitagent.usage import Usage
 
 log = logging.getLogger("jitagent.server.openai")
 MODEL = "jitagent"
 MAX_BODY_BYTES = 4 << 20  # as gRPC's largest message; a task's text has its own, smaller cap
-FEEDBACK_STATUS = {"invalid": 400, "not_found": 404, "already_reported": 409}
+# What each kind of SolveError is over HTTP (and its OpenAI error code where OpenAI has one).
+STATUS = {"loading": 503, "busy": 429, "deadline": 504, "cancelled": 499, "model": 503, "bank": 503,
+          "bad_request": 400, "not_found": 404, "conflict": 409, "internal": 500}
+CODES = {"busy": "rate_limit_exceeded", "not_found": "not_found", "conflict": "already_reported"}
 # Connections are descriptors the gRPC door and the sandboxes need too: an idle or slow client holds one
 # for at most REQUEST_TIMEOUT_S (its request, headers and body) or KEEPALIVE_S (between requests), and
 # the door holds at most a quarter of the process's limit (`max_connections`), at most MAX_CONNECTIONS.
@@ -67,6 +71,11 @@ class ApiError(Exception):
         kind = "invalid_request_error" if self.status < 500 else "server_error"
         return JSONResponse({"error": {"message": str(self), "type": kind, "param": self.param,
                                        "code": self.code}}, status_code=self.status, headers=headers)
+
+    @classmethod
+    def of(cls, exc: SolveError) -> ApiError:
+        param = exc.violations[0][0] if exc.violations else None
+        return cls(STATUS[exc.kind], str(exc), param, CODES.get(exc.kind))
 
     @classmethod
     def invalid(cls, exc: ValidationError) -> ApiError:
@@ -100,6 +109,7 @@ class JitOptions(BaseModel):
     expect: Expected | None = None
     verifier: dict | None = None
     n: int | None = Field(None, ge=1, le=MAX_N)
+    request_id: str | None = Field(None, pattern=f"^{REQUEST_ID.pattern}$")  # pydantic's search is unanchored
 
 
 class StreamOptions(BaseModel):
@@ -148,42 +158,23 @@ def model_object(name: str) -> dict:
     return {"id": name, "object": "model", "created": 0, "owned_by": "jitagent"}
 
 
-def total_usage(result: SolveResult) -> Usage:
-    """Every token the solve took; a part that is unknown makes the total unknown."""
-    cost = result.synthesis_cost
-    parts = [cost.synthesis, cost.repair, cost.dry_run, cost.selection]
-    parts += [result.run.cost] if result.run else []
-    return sum((p.usage for p in parts), Usage())
-
-
-def usage_of(result: SolveResult) -> dict | None:
-    usage = total_usage(result)
-    if usage.total is None:
-        return None  # unknown is absent, never 0
-    return {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
-            "total_tokens": usage.total}
-
-
-def jitagent_fields(result: SolveResult) -> dict:
-    """What jitagent adds to a completion: how the task was routed and, where verified, its reward."""
-    run = result.run
-    return {"run_id": result.run_id, "route": result.route, "harness_id": result.harness.id,
-            "harness_name": result.harness.name, "cluster": result.cluster,
-            "reward": run.reward if run else None, "verdict": run.verdict if run else "",
-            "error": run.error if run else None, "examples": list(result.examples)}
+def usage_of(solved: Solved) -> dict | None:
+    """Every token the solve took; absent where a part is unknown, never 0."""
+    total = solved.total_cost
+    if total.tokens is None:
+        return None
+    return {"prompt_tokens": total.prompt_tokens, "completion_tokens": total.completion_tokens,
+            "total_tokens": total.tokens}
 
 
 class OpenAIDoor:
-    """The HTTP app and its server. `pipeline()`: the pipeline once loaded (None while loading);
-    `load_error()`: why it could not load. Work is admitted through `slots`, shared with gRPC, so
-    `--concurrency` holds across both doors; past `max_queue` waiting requests the answer is 429."""
+    """The HTTP app and its server, on the solving layer the gRPC door shares (its admission, its runs
+    by id): `--concurrency`, `--max-queue` and `--max-concurrent` hold across both doors."""
 
-    def __init__(self, pipeline: Callable[[], JitPipeline | None], load_error: Callable[[], str | None], *,
-                 token: str | None, slots: asyncio.Semaphore, max_queue: int, keepalive_s: float):
-        self.pipeline, self.load_error = pipeline, load_error
+    def __init__(self, solving: Solving, *, token: str | None, keepalive_s: float):
+        self.solving = solving
         self._expected = f"Bearer {token}".encode() if token else None
-        self.slots, self.max_queue, self.keepalive_s = slots, max_queue, keepalive_s
-        self.waiting = 0
+        self.keepalive_s = keepalive_s
         self.server: uvicorn.Server | None = None
         self._serving: asyncio.Task | None = None
         self.app = Starlette(routes=[
@@ -229,30 +220,29 @@ class OpenAIDoor:
     async def chat_completions(self, request: Request) -> Response:
         try:
             self._authorize(request)
-            pipeline = self._ready()
+            self._ready()
             chat = ChatRequest.model_validate(await self._json(request))
             task = self._task(chat)
-            self._admissible()
+            self.solving.admissible()
         except ApiError as exc:
             return exc.response()
         except ValidationError as exc:
             return ApiError.invalid(exc).response()
-        run_id = uuid.uuid4().hex
+        except SolveError as exc:
+            return ApiError.of(exc).response()
+        options = chat.jitagent or JitOptions()
+        run_id = options.request_id or new_run_id()
         headers = {"x-jitagent-run-id": run_id}
-        n = chat.jitagent.n if chat.jitagent else None
+        solve = functools.partial(self._solve, task, run_id, bool(options.request_id), options.n)
         if chat.stream:
             include_usage = bool(chat.stream_options and chat.stream_options.include_usage)
-            return StreamingResponse(self._sse(pipeline, task, run_id, n, chat.model, include_usage),
+            return StreamingResponse(self._sse(solve, run_id, chat.model, include_usage),
                                      media_type="text/event-stream", headers=headers)
-        cancel = CancelToken()
         try:
-            result = await self._solve(pipeline, task, run_id, n, cancel)
+            solved = await solve()
         except ApiError as exc:
             return exc.response(headers)
-        except asyncio.CancelledError:
-            cancel.cancel()
-            raise
-        return JSONResponse(self._completion(result, chat.model), headers=headers)
+        return JSONResponse(self._completion(solved, chat.model), headers=headers)
 
     async def models(self, request: Request) -> Response:
         try:
@@ -282,89 +272,66 @@ class OpenAIDoor:
         """{"run_id", "reward" in [0, 1], "detail"?, "wall_s"?, "prompt_tokens"?, "completion_tokens"?}."""
         try:
             self._authorize(request)
-            pipeline = self._ready()
+            self._ready()
             body = FeedbackRequest.model_validate(await self._json(request))
+            report = Report(body.reward, body.detail, prompt_tokens=body.prompt_tokens,
+                            completion_tokens=body.completion_tokens, wall_s=body.wall_s)
+            done = await self.solving.report(report, run_id=body.run_id, door="openai")
         except ApiError as exc:
             return exc.response()
         except ValidationError as exc:
             return ApiError.invalid(exc).response()
-        report = Report(body.reward, body.detail, prompt_tokens=body.prompt_tokens,
-                        completion_tokens=body.completion_tokens, wall_s=body.wall_s)
-        try:
-            done = await pipeline.report_outcome(report, run_id=body.run_id)
-        except FeedbackError as exc:
-            return ApiError(FEEDBACK_STATUS[exc.kind], str(exc), exc.field, exc.kind).response()
-        log.info(json.dumps({"event": "report", "door": "openai", "run_id": body.run_id,
-                             "harness_id": done.harness_id, "cluster": done.cluster, "reward": body.reward}))
+        except SolveError as exc:
+            return ApiError.of(exc).response()
         return JSONResponse({"run_id": body.run_id, "cluster": done.cluster, "harness_id": done.harness_id,
                              "promoted": done.decision.promote, "reason": done.decision.reason,
                              "incumbent_id": done.incumbent_id})
 
-    # --- the work --------------------------------------------------------------------------
-    async def _solve(self, pipeline: JitPipeline, task, run_id: str, n: int | None,
-                     cancel: CancelToken) -> SolveResult:
-        """One task through the pipeline, admitted like a gRPC call; ApiError says why it did not finish."""
-        self.waiting += 1
+    # --- the work ----------------------------------------------------------------------------
+    async def _solve(self, task, run_id: str, replay: bool, n: int | None) -> Solved:
+        """One task through the solving layer; ApiError says why it did not finish. A client that goes
+        away cancels this, and with it the run (unless another call follows it)."""
         try:
-            await self.slots.acquire()
-        finally:
-            self.waiting -= 1
-        try:
-            result = await pipeline.solve(task, run_id=run_id, n=n, cancel=cancel)
-        except Cancelled as exc:
-            raise ApiError(504, f"task {task.id}: {exc}") from None
-        except ModelError as exc:
-            raise ApiError(503, f"model back-end failed: {exc}") from None
-        except Exception:  # a bug, not the task's doing: logged whole, told without its text (host paths)
-            log.exception(json.dumps({"event": "task_crashed", "task_id": task.id, "run_id": run_id}))
-            raise ApiError(500, f"task {task.id}: the server failed on it; its log says why (run {run_id})") \
-                from None
-        finally:
-            self.slots.release()
-        run = result.run
-        log.info(json.dumps({"event": "task", "door": "openai", "task_id": task.id, "run_id": run_id,
-                             "route": result.route, "harness_id": result.harness.id,
-                             "cluster": result.cluster, "reward": run.reward if run else None,
-                             "error": run.error if run else None}))
-        return result
+            with self.solving.admitted():
+                return Solved.of(await self.solving.solve(task, run_id=run_id, replay=replay, n=n,
+                                                          door="openai"))
+        except SolveError as exc:
+            raise ApiError.of(exc) from None
 
-    async def _sse(self, pipeline: JitPipeline, task, run_id: str, n: int | None, model: str,
+    async def _sse(self, solve: Callable[[], Awaitable[Solved]], run_id: str, model: str,
                    include_usage: bool) -> AsyncIterator[str]:
-        """Keep-alive comments while the pipeline works, then the answer, the end, [DONE]."""
-        cancel = CancelToken()
-        work = asyncio.ensure_future(self._solve(pipeline, task, run_id, n, cancel))
+        """Keep-alive comments while the solve works, then the answer, the end, [DONE]."""
+        work = asyncio.ensure_future(solve())
         try:
             while not (await asyncio.wait({work}, timeout=self.keepalive_s))[0]:
                 yield ": keep-alive\n\n"
             try:
-                result = work.result()
+                solved = work.result()
             except ApiError as exc:
                 yield _event({"error": {"message": str(exc), "type": "server_error", "param": None,
                                         "code": exc.code}})
                 yield "data: [DONE]\n\n"
                 return
             head = {"id": run_id, "object": "chat.completion.chunk", "created": int(time.time()),
-                    "model": model, "jitagent": jitagent_fields(result)}
-            answer = result.run.answer if result.run else None
-            delta = {"role": "assistant", "content": answer or ""}
+                    "model": model, "jitagent": solved.model_dump(mode="json")}
+            delta = {"role": "assistant", "content": solved.answer or ""}
             yield _event(head | {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
             yield _event(head | {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
-            if include_usage and (usage := usage_of(result)) is not None:
+            if include_usage and (usage := usage_of(solved)) is not None:
                 yield _event(head | {"choices": [], "usage": usage})
             yield "data: [DONE]\n\n"
         finally:  # the client went away (or the stream ended): stop the work
             if not work.done():
-                cancel.cancel()
                 work.cancel()
 
-    def _completion(self, result: SolveResult, model: str) -> dict:
-        answer = result.run.answer if result.run else None
+    @staticmethod
+    def _completion(solved: Solved, model: str) -> dict:
         completion: dict[str, Any] = {
-            "id": result.run_id, "object": "chat.completion", "created": int(time.time()), "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": answer or ""},
+            "id": solved.run_id, "object": "chat.completion", "created": int(time.time()), "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": solved.answer or ""},
                          "finish_reason": "stop"}],
-            "jitagent": jitagent_fields(result)}
-        if (usage := usage_of(result)) is not None:
+            "jitagent": solved.model_dump(mode="json")}
+        if (usage := usage_of(solved)) is not None:
             completion["usage"] = usage
         return completion
 
@@ -377,17 +344,10 @@ class OpenAIDoor:
             raise ApiError(401, "missing or invalid bearer token", code="invalid_api_key")
 
     def _ready(self) -> JitPipeline:
-        if (error := self.load_error()) is not None:
-            raise ApiError(503, f"the server could not start: {error}")
-        pipeline = self.pipeline()
-        if pipeline is None:
-            raise ApiError(503, "loading models and the harness bank; retry shortly")
-        return pipeline
-
-    def _admissible(self) -> None:
-        if self.slots.locked() and self.waiting >= self.max_queue:
-            raise ApiError(429, f"queue full: {self.waiting} tasks waiting (max_queue {self.max_queue}); "
-                                "retry later", code="rate_limit_exceeded")
+        try:
+            return self.solving.ready()
+        except SolveError as exc:
+            raise ApiError.of(exc) from None
 
     @staticmethod
     def _task(chat: ChatRequest):

@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-import uuid
 
 from rich.text import Text
 
+from jitagent import settings
 from jitagent.cli_common import (
-    CANDIDATES,
+    USAGE,
+    Failure,
     FieldRange,
     api_key,
     bank,
@@ -39,9 +40,8 @@ def pipeline_for(args, learn: bool):
                           solver_model=args.solver_model, api_key=api_key(args), config=config)
 
 
-def print_result(result, out) -> None:
-    """A solve's result for a person (`result`: a SolveResult or its to_dict())."""
-    data = result if isinstance(result, dict) else result.to_dict()
+def print_result(data: dict, out) -> None:
+    """A solve's result (`SolveResult.to_dict()`) for a person."""
     out.print(Text.assemble(("route", "bold"), f": {data['route']}   ", ("harness", "bold"),
                             f": {data['harness_name']} ({data['harness_id']})   cluster: {data['cluster']}"),
               soft_wrap=True)
@@ -57,18 +57,24 @@ def print_result(result, out) -> None:
                          (last[:50] or "-") if len(c["rounds"]) > 1 else "-", c["dry_run"] or "-",
                          "-" if c["score"] is None else f"{c['score']:.2f}")
         out.print(rows)
-    parts = [f"{k}: {v['tokens'] if v['tokens'] is not None else 'unknown'} tok / {v['wall_s']:.1f}s"
-             for k, v in data["cost"].items() if v is not None]
+    executed = bool(data["verdict"])  # a synthesis alone ran nothing, so nothing verified it
+    costs = data["synthesis_cost"] | ({"execution": data["cost"]} if executed else {})
+    parts = [f"{k}: {'unknown' if tokens(v) is None else tokens(v)} tok / {v['wall_s']:.1f}s"
+             for k, v in costs.items()]
     out.print("cost — " + ", ".join(parts), soft_wrap=True)
-    if data["result"]:
-        r = data["result"]
-        reward = "unverified" if r["reward"] is None else f"{r['reward']:g}"
-        out.print(f"answer: {r['answer']!r}   reward: {reward}   verdict: {r['verdict'][:120]}",
+    if executed:
+        reward = "unverified" if data["reward"] is None else f"{data['reward']:g}"
+        out.print(f"answer: {data['answer']!r}   reward: {reward}   verdict: {data['verdict'][:120]}",
                   soft_wrap=True)
 
 
+def tokens(cost: dict) -> int | None:
+    known = cost["prompt_tokens"] is not None and cost["completion_tokens"] is not None
+    return cost["prompt_tokens"] + cost["completion_tokens"] if known else None
+
+
 async def shown(events):
-    """The pipeline's events as they happen, each on stderr as `client solve` shows it; the result."""
+    """The events as they happen, each on stderr as `client solve` shows it; the result."""
     from jitagent.events import SolveResult
     from jitagent.progress import heartbeat
     from jitagent.server.cli import event_line
@@ -84,10 +90,15 @@ async def shown(events):
 
 
 def solved_by_pipeline(args, task, *, execute: bool):
+    """The task through the solving layer every door uses, on a pipeline of this process."""
+    from jitagent.solving import SolveError, Solving
+
     with waiting("loading the models and the bank"):
         pipeline = pipeline_for(args, learn=execute)
     try:
-        return asyncio.run(shown(pipeline.stream(task, execute=execute, run_id=uuid.uuid4().hex)))
+        return asyncio.run(shown(Solving(pipeline).events(task, execute=execute, door="cli")))
+    except SolveError as exc:
+        raise Failure(str(exc), USAGE if exc.kind == "bad_request" else 1) from None  # main names the command
     finally:
         pipeline.bank.close()
 
@@ -96,7 +107,7 @@ def cmd_synthesize(args) -> int:
     """The spec goes to stdout as plain YAML (a pipe gets a file `jitagent validate` accepts), or to
     --out FILE; --json prints the whole result instead; the events and the report go to stderr."""
     result = solved_by_pipeline(args, task_from_args(args), execute=False)
-    print_result(result, console(stderr=True))
+    print_result(result.to_dict(), console(stderr=True))
     spec = result.harness.model_dump(mode="json")
     if args.out:
         args.out.write_text(json.dumps(spec, indent=2) if args.out.suffix == ".json"
@@ -163,7 +174,7 @@ def add_commands(sub) -> None:
         p = sub.add_parser(name, help=help_text, parents=[
             common(), task_options(checks=name == "solve"), output(out_help), models(old_model="meta_model"),
             bank()])
-        p.add_argument("--n", type=CANDIDATES, default=3, help="candidates a synthesis writes")
+        settings.add_arguments(p, [settings.N])
         p.add_argument("-k", type=FieldRange("harness_bank.router:RouterConfig", "references"), default=3,
                        help="references offered as arms")
         p.add_argument("--selection", choices=["score", "judge"], default="score",

@@ -90,6 +90,9 @@ class Candidate:
                 "score": self.score}
 
 
+SYNTHESIS_PHASES = ("synthesis", "repair", "dry_run", "selection")  # a synthesis's costs, in order
+
+
 @dataclass
 class SynthesisCost:
     synthesis: Cost = field(default_factory=Cost)
@@ -98,8 +101,7 @@ class SynthesisCost:
     selection: Cost = field(default_factory=Cost)
 
     def to_dict(self) -> dict:
-        return {k: getattr(self, k).__dict__ | {"tokens": getattr(self, k).tokens}
-                for k in ("synthesis", "repair", "dry_run", "selection")}
+        return {k: getattr(self, k).__dict__ | {"tokens": getattr(self, k).tokens} for k in SYNTHESIS_PHASES}
 
 
 @dataclass

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from pydantic import BaseModel, Field, ValidationError
 from jitagent.nesting import NestingError, json_loads
 from jitagent.runtime.stage_code import StageCodeError, call_stage
 from jitagent.sandbox import Workspace
-from jitagent.spec import HarnessSpec, SpecError, format_validation_error, parse_spec
+from jitagent.spec import HarnessSpec, Prompts, SpecError, format_validation_error, parse_spec
 from jitagent.synthesis.edit import INSTRUCTION, HarnessEdit, build_spec
 from jitagent.tasks import Task
 
@@ -139,30 +140,75 @@ def semantic_errors(spec: HarnessSpec, task: Task, ceilings: Ceilings) -> list[s
 QUOTED = re.compile(r"""'([^'\n]{3,})'|"([^"\n]{3,})"|`([^`\n]{3,})`""")
 
 
-def copies_task(line: str, text: str) -> bool:
-    """An added instruction that restates a task the meta-model was shown, carries its numbers (a possible
-    wrong answer, or a hint hard-coded for one task) or quotes a phrase of it is dropped, never trusted:
-    a harness serves a cluster, not one task, and its lineage must not compound one task's text."""
+def copies_task(line: str, text: str, known: frozenset[str] = frozenset()) -> bool:
+    """A line of harness text that restates a task the meta-model was shown, carries its numbers (a possible
+    wrong answer, or a hint hard-coded for one task), quotes a phrase of it, or names one of its distinctive
+    words (6 letters or more, not in the parents' own text: `known`) beside a number or an answer, is
+    dropped, never trusted: a harness serves a cluster, not one task, and its lineage must not compound one
+    task's text."""
     task_words = set(re.findall(r"\w+", text.lower()))
     words = re.findall(r"\w+", line.lower())
     shares_numbers = set(re.findall(r"\d{2,}", line)) & set(re.findall(r"\d{2,}", text))
     quoted = (g.strip().lower() for m in QUOTED.finditer(line) for g in m.groups() if g)
-    quotes = any(q in text.lower() for q in quoted)
-    return bool(shares_numbers) or quotes or (len(words) >= 6
-                                              and sum(w in task_words for w in words) / len(words) > 0.6)
+    quotes = any(q in text.lower() and q not in known for q in quoted)  # `'python'` is the harness's word
+    distinctive = {w for w in words if len(w) >= 6 and w.isalpha() and w in task_words and w not in known}
+    answers = bool(re.search(r"\d", line)) or "answer" in words
+    return bool(shares_numbers) or quotes or bool(distinctive and answers) or (
+        len(words) >= 6 and sum(w in task_words for w in words) / len(words) > 0.6)
 
 
-def drop_copied_instructions(spec: HarnessSpec, texts: tuple[str, ...], notes: list[str]) -> HarnessSpec:
-    """`spec` without the instruction lines that copy any of `texts` (the tasks the meta-model was shown)."""
-    dropped = [line for line in spec.prompts.instructions if any(copies_task(line, t) for t in texts)]
-    if not dropped:
-        return spec
-    notes.append(f"dropped {len(dropped)} instruction(s) copying a task")
+SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def drop_copied_text(spec: HarnessSpec, texts: tuple[str, ...], parents: dict[str, HarnessSpec],
+                     notes: list[str]) -> HarnessSpec:
+    """`spec` without the harness text that copies any of `texts` (the tasks the meta-model was shown): its
+    instruction lines, the sentences of its system prompt and description, and its few-shot pairs."""
+    structure = json.dumps(spec.model_dump(mode="json", exclude={"description", "prompts", "envelope"}))
+    known = harness_words() | words_of(" ".join([structure.replace("_", " "), *map(prose, parents.values())]))
+    copies = lambda line: any(copies_task(line, t, known) for t in texts)  # noqa: E731
     data = spec.model_dump(mode="json")
-    data["prompts"]["instructions"] = [line for line in spec.prompts.instructions if line not in dropped]
+    prompts = data["prompts"]
+    kept = [line for line in prompts["instructions"] if not copies(line)]
+    dropped = [line for line in prompts["instructions"] if line not in kept]
+    prompts["instructions"] = kept
     for line in dropped:  # the variant's description names its instruction (edit.build_spec)
         data["description"] = data["description"].replace(f"{INSTRUCTION}{line}", "")
+    # text that is all copy falls back to the field's default, or for a description to the harness's name
+    for owner, key, bare in ((prompts, "system", Prompts.model_fields["system"].default),
+                             (data, "description", spec.name)):
+        sentences = SENTENCE.split(owner[key])
+        dropped += [x for x in sentences if copies(x)]
+        owner[key] = " ".join(x for x in sentences if not copies(x)) or bare
+    shots = [shot for shot in prompts["few_shot"] if not (copies(shot["user"]) or copies(shot["assistant"]))]
+    dropped += [None] * (len(prompts["few_shot"]) - len(shots))
+    prompts["few_shot"] = shots
+    if not dropped:
+        return spec
+    notes.append(f"dropped {len(dropped)} line(s) of harness text copying a task")
     return parse_spec(data)
+
+
+def words_of(text: str) -> frozenset[str]:
+    return frozenset(re.findall(r"\w+", text.lower()))
+
+
+@functools.cache
+def harness_words() -> frozenset[str]:
+    """The words harnesses are written in: every seed's prose and the protocol's names, so that a distinctive
+    word is one of a task's, not of the harness language (`answer`, `python`, `planning`)."""
+    from jitagent.catalog import load_seeds
+
+    seeds = load_seeds().values()
+    schema = json.dumps(HarnessSpec.model_json_schema()).replace("_", " ")
+    return words_of(" ".join([*map(prose, seeds), schema]))
+
+
+def prose(spec: HarnessSpec) -> str:
+    """The harness's own words: its description, system prompt, instructions and few-shot pairs."""
+    p = spec.prompts
+    shots = (f"{s.user} {s.assistant}" for s in p.few_shot)
+    return " ".join([spec.description, p.system, *p.instructions, *shots])
 
 
 async def check_code(spec: HarnessSpec, deadline: float | None = None) -> str | None:
@@ -185,8 +231,8 @@ async def validate_static(text: str, parents: dict[str, HarnessSpec], task: Task
     result = parse_output(text, parents, ceilings)
     if result.spec is None:
         return result
-    result.spec = drop_copied_instructions(clamp(result.spec, ceilings, result.notes), (task.prompt, *shown),
-                                           result.notes)
+    result.spec = drop_copied_text(clamp(result.spec, ceilings, result.notes), (task.prompt, *shown), parents,
+                                   result.notes)
     errors = semantic_errors(result.spec, task, ceilings)
     result.checks.append(Check("semantic", not errors, "; ".join(errors)))
     if errors:

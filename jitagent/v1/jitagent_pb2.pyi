@@ -330,41 +330,45 @@ class SolveRequest(_message.Message):
     request_id: str
     def __init__(self, task: _Optional[_Union[Task, _Mapping]] = ..., n: _Optional[int] = ..., request_id: _Optional[str] = ...) -> None: ...
 
-class RunResult(_message.Message):
-    __slots__ = ("task_id", "harness_id", "answer", "passed", "reward", "verdict", "cost", "error", "interrupted")
+class SolveResult(_message.Message):
+    __slots__ = ("run_id", "synthesis", "bank_decision", "examples", "task_id", "route", "harness_id", "harness_name", "cluster", "answer", "passed", "reward", "verdict", "error", "interrupted", "cost", "total_cost", "wall_s")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    SYNTHESIS_FIELD_NUMBER: _ClassVar[int]
+    BANK_DECISION_FIELD_NUMBER: _ClassVar[int]
+    EXAMPLES_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    ROUTE_FIELD_NUMBER: _ClassVar[int]
     HARNESS_ID_FIELD_NUMBER: _ClassVar[int]
+    HARNESS_NAME_FIELD_NUMBER: _ClassVar[int]
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
     ANSWER_FIELD_NUMBER: _ClassVar[int]
     PASSED_FIELD_NUMBER: _ClassVar[int]
     REWARD_FIELD_NUMBER: _ClassVar[int]
     VERDICT_FIELD_NUMBER: _ClassVar[int]
-    COST_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     INTERRUPTED_FIELD_NUMBER: _ClassVar[int]
+    COST_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_COST_FIELD_NUMBER: _ClassVar[int]
+    WALL_S_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    synthesis: SynthesisResult
+    bank_decision: str
+    examples: _containers.RepeatedScalarFieldContainer[str]
     task_id: str
+    route: Route
     harness_id: str
+    harness_name: str
+    cluster: str
     answer: str
     passed: bool
     reward: float
     verdict: str
-    cost: Cost
     error: str
     interrupted: bool
-    def __init__(self, task_id: _Optional[str] = ..., harness_id: _Optional[str] = ..., answer: _Optional[str] = ..., passed: _Optional[bool] = ..., reward: _Optional[float] = ..., verdict: _Optional[str] = ..., cost: _Optional[_Union[Cost, _Mapping]] = ..., error: _Optional[str] = ..., interrupted: _Optional[bool] = ...) -> None: ...
-
-class SolveResult(_message.Message):
-    __slots__ = ("run_id", "synthesis", "run", "bank_decision", "examples")
-    RUN_ID_FIELD_NUMBER: _ClassVar[int]
-    SYNTHESIS_FIELD_NUMBER: _ClassVar[int]
-    RUN_FIELD_NUMBER: _ClassVar[int]
-    BANK_DECISION_FIELD_NUMBER: _ClassVar[int]
-    EXAMPLES_FIELD_NUMBER: _ClassVar[int]
-    run_id: str
-    synthesis: SynthesisResult
-    run: RunResult
-    bank_decision: str
-    examples: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, run_id: _Optional[str] = ..., synthesis: _Optional[_Union[SynthesisResult, _Mapping]] = ..., run: _Optional[_Union[RunResult, _Mapping]] = ..., bank_decision: _Optional[str] = ..., examples: _Optional[_Iterable[str]] = ...) -> None: ...
+    cost: Cost
+    total_cost: Cost
+    wall_s: float
+    def __init__(self, run_id: _Optional[str] = ..., synthesis: _Optional[_Union[SynthesisResult, _Mapping]] = ..., bank_decision: _Optional[str] = ..., examples: _Optional[_Iterable[str]] = ..., task_id: _Optional[str] = ..., route: _Optional[_Union[Route, str]] = ..., harness_id: _Optional[str] = ..., harness_name: _Optional[str] = ..., cluster: _Optional[str] = ..., answer: _Optional[str] = ..., passed: _Optional[bool] = ..., reward: _Optional[float] = ..., verdict: _Optional[str] = ..., error: _Optional[str] = ..., interrupted: _Optional[bool] = ..., cost: _Optional[_Union[Cost, _Mapping]] = ..., total_cost: _Optional[_Union[Cost, _Mapping]] = ..., wall_s: _Optional[float] = ...) -> None: ...
 
 class Routed(_message.Message):
     __slots__ = ("route", "cluster", "text", "arms")

@@ -114,6 +114,13 @@ def test_brief_cuts_at_a_word_and_closes_the_quote_it_cut():
     assert brief("it's what don't work here at all", 20) == "it's what don't..."
 
 
+def test_run_says_a_model_call_goes_on_while_it_waits():
+    """`run` piped: a model that takes 11 s answers one task; meanwhile a line says the work goes on."""
+    done = jitagent("run", "--harness", "direct", "--suite", "starter", "--limit", "1", "--solver-model",
+                    "scripted:10500")
+    assert done.returncode == 0 and "... working: 10s since the last step" in done.stderr
+
+
 def test_a_silent_wait_says_that_the_work_goes_on_piped(capsys):
     """A model call between two events says nothing; piped, the wait is a line every `every_s` seconds,
     and the events come through as they were."""

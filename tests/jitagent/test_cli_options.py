@@ -132,7 +132,8 @@ def test_every_option_with_a_default_says_it_and_integers_show_as_integers():
     report = jitagent("client", "report", "--help")
     assert "between 0 and 4294967295" in " ".join(report.stdout.split())
     solve = " ".join(jitagent("solve", "--help").stdout.split())
-    assert "(between 1 and 8; default: 3)" in solve and "(between 1 and 13; default: 3)" in solve
+    assert "--n N candidates per synthesis (default: 3); env JITAGENT_N (between 1 and 8)" in solve
+    assert "(between 1 and 13; default: 3)" in solve
 
 
 def test_an_invalid_task_is_told_in_our_words_not_pydantic_s():

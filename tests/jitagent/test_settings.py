@@ -72,3 +72,27 @@ def test_serve_with_a_bad_variable_stops_before_loading_anything():
     assert done.stderr.strip().splitlines() == [
         "jitagent serve: JITAGENT_PORT: expected an integer, got 'eighty'"
     ]
+
+
+@pytest.mark.parametrize("command", [["synthesize", "1+1"], ["solve", "1+1"], ["mcp"], ["worker"],
+                                     ["bench", "--suite", "starter"], ["serve"]])
+def test_every_command_that_synthesizes_takes_n_from_the_environment_in_its_range(command):
+    from jitagent.cli import build_parser
+
+    for value, expected in (("2", 2), (None, 3)):  # the default: SynthesisConfig's
+        args = build_parser().parse_args(command)
+        settings.resolve(args, {} if value is None else {"JITAGENT_N": value})
+        assert args.n == expected
+    for bad, why in (("99", "JITAGENT_N: must be between 1 and 8, got 99"),
+                     ("abc", "JITAGENT_N: expected an integer, got 'abc'")):
+        with pytest.raises(Failure, match=why):
+            settings.resolve(build_parser().parse_args(command), {"JITAGENT_N": bad})
+
+
+def test_a_setting_s_default_is_its_config_model_s():
+    from jitagent.server.app import ServerConfig
+
+    fields = ServerConfig.model_fields
+    for s in settings.SERVE:
+        if isinstance(s.default, settings.FieldDefault) and s.default.model == settings.SERVER:
+            assert s.value == fields[s.default.field].default, s.flag

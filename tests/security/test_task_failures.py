@@ -79,7 +79,7 @@ def test_solve_answers_ok_with_the_tool_error_in_the_run(tmp_path, script, tool,
             return events, await client.health()
     events, health = asyncio.run(main())
     result, steps = events[-1].result, [e.step for e in events if e.HasField("step") and e.step.tool]
-    assert health == "SERVING" and result.run.answer == "done" and not result.run.error
+    assert health == "SERVING" and result.answer == "done" and not result.error
     assert [s for s in steps if s.tool == tool and s.text.startswith(expected)], steps
     assert not any(str(WORKSPACES) in s.text for s in steps)
 
@@ -95,5 +95,5 @@ def test_a_stream_of_four_such_tasks_ends_with_four_results(tmp_path, script):
             return [r async for r in client.stream(tasks)]
     responses = asyncio.run(main())
     assert [r.sequence for r in responses] == [0, 1, 2, 3]
-    assert all(r.HasField("result") and r.result.run.answer == "done" for r in responses), \
+    assert all(r.HasField("result") and r.result.answer == "done" for r in responses), \
         [r.error.message for r in responses]

@@ -143,9 +143,9 @@ def test_a_replica_carries_on_through_a_postgres_restart(postgres, tmp_path):
         try:
             await asyncio.wait_for(server.ready.wait(), 120)
             async with JitAgentClient(f"127.0.0.1:{server.port}") as client:
-                assert (await client.solve_result(TASKS[0])).run.HasField("reward")
+                assert (await client.solve_result(TASKS[0])).HasField("reward")
                 await asyncio.to_thread(postgres.restart)
-                assert (await client.solve_result(TASKS[1])).run.HasField("reward")  # no restart of its own
+                assert (await client.solve_result(TASKS[1])).HasField("reward")  # no restart of its own
         finally:
             await server.stop()
     asyncio.run(main())

@@ -120,12 +120,12 @@ def test_an_entry_that_is_not_a_task_is_a_dead_letter_at_once(queue, seeded_bank
 def test_a_task_is_taken_only_into_a_free_slot(queue, seeded_bank):
     """Two slots: with two tasks held, the other three stay in the stream until a slot frees."""
     worker = Worker(pipeline(seeded_bank), queue, WorkerConfig(name="w", slots=2, block_s=0.1))
-    release, solve = asyncio.Event(), worker.pipeline.solve
+    release, solve = asyncio.Event(), worker.solving.pipeline.solve
 
     async def held_solve(*args, **kw):
         await release.wait()
         return await solve(*args, **kw)
-    worker.pipeline.solve = held_solve
+    worker.solving.pipeline.solve = held_solve
 
     async def main():
         await queue.put([task(i) for i in range(5)])

@@ -27,6 +27,19 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_for(url: str, proc: subprocess.Popen) -> str:
+    """`url` once the llama.cpp server `proc` answers there (its error, if it dies first)."""
+    for _ in range(240):
+        try:
+            urllib.request.urlopen(url + "/v1/models", timeout=1)
+            return url
+        except OSError:
+            if proc.poll() is not None:
+                raise RuntimeError(proc.stderr.read().decode()[-2000:]) from None
+            time.sleep(0.5)
+    raise TimeoutError(f"no llama.cpp server at {url} after 120 s")
+
+
 @pytest.fixture(scope="module")
 def llama_server():
     port = free_port()
@@ -35,16 +48,7 @@ def llama_server():
                              "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--verbose",
                              "False"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(240):
-        try:
-            urllib.request.urlopen(url + "/v1/models", timeout=1)
-            break
-        except OSError:
-            if proc.poll() is not None:
-                raise RuntimeError(proc.stderr.read().decode()[-2000:]) from None
-            time.sleep(0.5)
-    yield url
+    yield wait_for(f"http://127.0.0.1:{port}", proc)
     proc.terminate()
     proc.wait(10)
 

@@ -130,7 +130,7 @@ def test_an_unverified_solve_shows_no_reward_and_a_report_attaches_to_its_run(se
     assert "chosen: " in shown.stderr and "result: " not in shown.stderr
     done = jitagent("client", "solve", "Write a haiku about the sea.", "--address", address, "--json")
     result = json.loads(done.stdout.splitlines()[-1])["result"]
-    assert "reward" not in result["run"] and "passed" not in result["run"]
+    assert "reward" not in result and "passed" not in result
     reported = jitagent(
         "client",
         "report",
@@ -154,7 +154,7 @@ def test_an_unverified_solve_shows_no_reward_and_a_report_attaches_to_its_run(se
 def test_expect_and_verifier_attach_a_verifier(server):
     address, _ = server
     expected = jitagent("client", "solve", "What is 2 + 2?", "--expect", "4", "--address", address, "--json")
-    run = json.loads(expected.stdout.splitlines()[-1])["result"]["run"]
+    run = json.loads(expected.stdout.splitlines()[-1])["result"]
     assert (
         run["passed"] is False and run["reward"] == 0 and "expected 4" in run["verdict"]
     )  # the model says 0
@@ -168,7 +168,7 @@ def test_expect_and_verifier_attach_a_verifier(server):
         address,
         "--json",
     )
-    assert json.loads(regex.stdout.splitlines()[-1])["result"]["run"]["reward"] == 1
+    assert json.loads(regex.stdout.splitlines()[-1])["result"]["reward"] == 1
     bad = jitagent("client", "solve", "x", "--verifier", '{"kind": "regex"', "--address", address)
     assert bad.returncode == 2 and one_line(bad).startswith(
         "jitagent client solve: --verifier: not a JSON object"

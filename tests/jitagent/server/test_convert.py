@@ -49,4 +49,5 @@ def test_run_events_and_the_result():
                          run=None, references=[ARM], synthesis_cost=SynthesisCost(), wall_s=0.5,
                          run_id="run-1")
     which, solved = converted(result)
-    assert which == "result" and solved.synthesis.harness.id == DIRECT.id and not solved.HasField("run")
+    assert which == "result" and solved.harness_id == DIRECT.id and solved.route == pb.ROUTE_EXPLOIT
+    assert not solved.HasField("synthesis") and not solved.HasField("answer")  # nothing synthesized, nor run

@@ -23,7 +23,7 @@ def solved(n: int) -> Outcome:
 def test_the_runs_shown_reach_the_client_in_the_chosen_event_and_the_result(make_config):
     async def main():
         async with running(make_config()) as (server, client):
-            bank = server.service.pipeline.bank
+            bank = server.solving.pipeline.bank
             bank.add_harness(VARIANT.model_dump(mode="json"))
             for n in range(1, 7):
                 bank.record_outcome(solved(n))
@@ -36,7 +36,7 @@ def test_the_runs_shown_reach_the_client_in_the_chosen_event_and_the_result(make
                 chosen = [e.chosen for e in events if e.HasField("chosen")]
                 result = events[-1].result
                 assert len(chosen) == 1 and list(chosen[0].examples) == list(result.examples)
-                if result.run.harness_id == VARIANT.id:
+                if result.harness_id == VARIANT.id:
                     shown_by_variant.append(list(result.examples))
                 else:
                     assert list(result.examples) == []  # a harness without examples is shown none

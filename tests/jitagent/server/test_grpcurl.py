@@ -60,5 +60,4 @@ def test_grpcurl_lists_describes_and_solves_a_reasoning_gym_task_with_a_verified
     events = messages(solved)
     result = events[-1]["result"]
     assert {e["run_id"] for e in events} == {result["run_id"]}
-    run = result["run"]
-    assert "reward" in run and "passed" in run and "reasoning-gym chain_sum score" in run["verdict"]
+    assert "reward" in result and "passed" in result and "reasoning-gym chain_sum score" in result["verdict"]

@@ -98,8 +98,8 @@ def test_a_bad_token_an_unknown_model_and_huge_prompts_are_refused_before_any_wo
                                          headers={"authorization": f"Bearer {TOKEN}"}) as http:
                 too_big = await http.post("/v1/chat/completions", content=b"x" * (5 << 20))
                 assert too_big.status_code == 413
-            assert server.service.pipeline.bank.stats()["outcomes"] == 0
-            assert server.service.pipeline.bank.store.query("SELECT COUNT(*) FROM runs")[0][0] == 0
+            assert server.solving.pipeline.bank.stats()["outcomes"] == 0
+            assert server.solving.pipeline.bank.store.query("SELECT COUNT(*) FROM runs")[0][0] == 0
     asyncio.run(main())
 
 
@@ -114,12 +114,12 @@ def test_an_agent_frameworks_openai_model_solves_a_task_through_the_door_with_em
     async def main():
         config = make_config(meta="embedded", openai_port=0, auth_token=TOKEN)
         async with running(config) as (server, _):
-            warm(server.service.pipeline.bank)
+            warm(server.solving.pipeline.bank)
             model = OpenAIChatCompletionsModel(model="jitagent/chain_sum", openai_client=client_for(server))
             agent = Agent(name="arithmetic", model=model)
             result = await Runner.run(agent, "State the final answer to the following arithmetic problem: "
                                              "4 + 3 =")
-            runs = server.service.pipeline.bank.store.query("SELECT cluster, answer, route FROM runs")
+            runs = server.solving.pipeline.bank.store.query("SELECT cluster, answer, route FROM runs")
             assert [(r["cluster"], r["answer"]) for r in runs] == [("type:chain_sum", result.final_output)]
             assert runs[0]["route"] != "synthesized" and result.final_output.strip()  # a warm arm answered
             assert result.context_wrapper.usage.total_tokens > 0  # the door's usage, as the framework read it

@@ -2,18 +2,17 @@
 request that is wrong, a path it does not serve is an error object too, and `GET /v1/models/{id}` answers
 for the models it serves."""
 
-import asyncio
-
 import pytest
 from starlette.testclient import TestClient
 
 from jitagent.server.openai_api import OpenAIDoor
+from jitagent.solving import Solving
 
 
 @pytest.fixture
 def http():
-    door = OpenAIDoor(lambda: object(), lambda: None, token=None, slots=asyncio.Semaphore(1), max_queue=1,
-                      keepalive_s=1.0)  # a pipeline that is never reached: every request here is refused
+    # a pipeline that is never reached: every request here is refused
+    door = OpenAIDoor(Solving(object()), token=None, keepalive_s=1.0)
     with TestClient(door.app) as client:
         yield client
 
@@ -27,6 +26,8 @@ def chat(**jitagent) -> dict:
     (chat(verifier={"kind": "photographic"}), "jitagent.verifier"),
     (chat(expect="4", verifier={"kind": "none"}), "jitagent"),
     (chat(n=99), "jitagent.n"),
+    (chat(n=0), "jitagent.n"),
+    (chat(request_id="bad id!"), "jitagent.request_id"),
     ({"model": "jitagent", "messages": [{"role": "robot", "content": "hi"}]}, "messages[0].role"),
     ({"model": "jitagent", "messages": [{"role": "user", "content": ""}]}, "messages"),
 ])

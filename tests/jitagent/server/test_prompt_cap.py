@@ -27,5 +27,5 @@ def test_a_prompt_over_the_cap_is_invalid_argument_at_once(make_config):
             streamed = [r async for r in client.stream(["What is 0 + 0?", "y" * (MAX_PROMPT_CHARS + 1)])]
             assert streamed[0].HasField("result")
             assert streamed[1].error.code == grpc.StatusCode.INVALID_ARGUMENT.value[0]  # the stream goes on
-            assert server.service.pipeline.bank.store.query("SELECT COUNT(*) FROM runs")[0][0] == 1
+            assert server.solving.pipeline.bank.store.query("SELECT COUNT(*) FROM runs")[0][0] == 1
     asyncio.run(main())

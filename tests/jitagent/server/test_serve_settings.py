@@ -33,6 +33,7 @@ CASES = {  # flag: (its value on the command line, where it must land)
     "--grace": ("3.5", lambda c: c.grace_s == 3.5),
     "--openai-port": ("8081", lambda c: c.openai_port == 8081),
     "--log-format": ("text", lambda c: c.log_format == "text"),
+    "--retrain-every": ("50", lambda c: c.pipeline.retrain.every == 50),
 }
 
 

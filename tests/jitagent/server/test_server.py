@@ -154,15 +154,15 @@ def test_health_not_serving_while_loading_then_serving_then_not_serving_on_shutd
 def test_queue_full_is_resource_exhausted(make_config):
     async def main():
         async with running(make_config(concurrency=1, max_queue=1)) as (server, client):
-            await server.service.slots.acquire()  # hold the only slot: requests must queue
+            await server.solving.slots.acquire()  # hold the only slot: requests must queue
             waiting = asyncio.create_task(client.synthesize(["first"]))
-            while server.service.waiting < 1:
+            while server.solving.waiting < 1:
                 await asyncio.sleep(0.01)
             with pytest.raises(grpc.aio.AioRpcError) as err:
                 await client.synthesize(["second"])
             assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
             assert "queue full" in err.value.details()
-            server.service.slots.release()
+            server.solving.slots.release()
             assert len((await waiting).results) == 1
     asyncio.run(main())
 
@@ -248,10 +248,10 @@ def test_an_unverified_solve_has_no_reward_and_a_report_by_run_id_lands_on_that_
             events = [e async for e in client.solve(Task(id="poem", prompt="Write a haiku.", type="poem"))]
             result = events[-1].result
             assert {e.run_id for e in events} == {result.run_id} and result.run_id
-            assert not result.run.HasField("reward") and not result.run.HasField("passed")
+            assert not result.HasField("reward") and not result.HasField("passed")
             assert not any(e.HasField("bank") for e in events)  # nothing to learn from yet
             reply = await client.report_outcome(result.run_id, 1.0, detail="the user liked it")
-            assert (reply.cluster, reply.harness_id) == ("type:poem", result.synthesis.harness.id)
+            assert (reply.cluster, reply.harness_id) == ("type:poem", result.harness_id)
             assert not reply.promoted and reply.incumbent_id == ""  # one report is one outcome, no promotion
             for run_id, status in ((result.run_id, grpc.StatusCode.ALREADY_EXISTS),
                                    ("no-such-run", grpc.StatusCode.NOT_FOUND)):

@@ -36,7 +36,7 @@ def test_bad_requests_name_the_field_and_leave_no_workspace_or_outcome(make_conf
     async def main():
         async with running(make_config()) as (server, client):
             before = our_workspaces()
-            stored = server.service.pipeline.bank.stats()
+            stored = server.solving.pipeline.bank.stats()
             solve = [(pb.SolveRequest(task=pb.Task(prompt="p", files={name: "x"})), "task: files")
                      for name in BAD_NAMES]
             solve += [
@@ -68,7 +68,7 @@ def test_bad_requests_name_the_field_and_leave_no_workspace_or_outcome(make_conf
                 [pb.StreamTasksRequest(task=pb.Task(prompt="p", files={"/abs": "x"}))]))]
             assert streamed[0].error.code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
             assert streamed[0].error.message.startswith("task #0: files")
-            assert our_workspaces() == before and server.service.pipeline.bank.stats() == stored
+            assert our_workspaces() == before and server.solving.pipeline.bank.stats() == stored
             assert await client.health() == "SERVING"
     asyncio.run(main())
 

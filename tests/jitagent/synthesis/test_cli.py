@@ -63,7 +63,7 @@ def test_solve_with_an_expected_answer_is_verified(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
-    assert result["result"]["reward"] == 0.0 and result["run_id"]  # verified: the model answers 0
+    assert result["reward"] == 0.0 and result["run_id"]  # verified: the model answers 0
 
 
 def test_a_model_endpoint_with_nothing_listening_is_one_line(tmp_path):
@@ -73,7 +73,8 @@ def test_a_model_endpoint_with_nothing_listening_is_one_line(tmp_path):
         done = jitagent("solve", "What is 2 + 2?", "--meta-model", url, "--data-dir", str(tmp_path))
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines()[-1] == (  # after the progress lines, the failure: one line
-        f"jitagent solve: cannot reach the model server at {url} (All connection attempts failed); "
+        f"jitagent solve: model back-end failed: cannot reach the model server at {url} (All connection "
+        "attempts failed); "
         f"is it running, and is the URL right?")
 
 

@@ -186,3 +186,22 @@ def test_a_chain_of_five_mutations_carries_no_tasks_text_and_no_repeated_line():
     assert parent.prompts.instructions == [generic]
     carried = " ".join([*parent.prompts.instructions, parent.description]).lower()
     assert not any(word in carried for word in ("strawberry", "cheese", "banana", "jitagent", "17 + 25"))
+
+
+def test_a_hard_coded_answer_or_a_task_in_a_full_spec_is_dropped_from_every_field():
+    """A distinctive word of the task beside an answer, and the task's text in a full spec's system prompt,
+    description and few-shot pairs: none of it survives validation."""
+    task = Task(id="s", prompt="How many times does the letter r appear in the word strawberry?",
+                type="letters", tools=["python"])
+    parent = SEEDS["program_of_thought"]
+    edit = json.dumps({"parent": parent.name, "instruction": "For the word strawberry answer 3."})
+    child = asyncio.run(validate_static(edit, {parent.name: parent}, task, Ceilings()))
+    assert child.ok and child.spec.prompts.instructions == []
+    spec = parent.model_dump(mode="json") | {"description": f"Solves it. {task.prompt}"}
+    spec["prompts"] = spec["prompts"] | {"system": f"{parent.prompts.system} {task.prompt}",
+                                         "few_shot": [{"user": task.prompt, "assistant": "print(3)"}]}
+    full = asyncio.run(validate_static(json.dumps({"spec": spec}), {parent.name: parent}, task, Ceilings()))
+    assert full.ok, full.error
+    text = " ".join([full.spec.description, full.spec.prompts.system,
+                     *(s.user for s in full.spec.prompts.few_shot)]).lower()
+    assert "strawberry" not in text and full.spec.prompts.system.startswith(parent.prompts.system[:30])

@@ -5,7 +5,8 @@ its parts: `IndexSync` (index_sync.py) keeps the faiss index in step with the ve
 (retrieval.py) finds and ranks harnesses and gathers the router's evidence, `Incumbency`
 (incumbency.py) admits by the `AdmissionPolicy` (admission.py), logs decisions and rolls back, and
 `Workshop` (workshop.py) keeps each cluster's labelled tasks and the attempts to write code for it,
-reached through the calls the facade inherits from `WorkshopFacade`.
+reached through the calls the facade inherits from `WorkshopFacade`; `Adapters` (adapters.py) keeps the
+solver's trained adapters, reached through `AdapterFacade`'s.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import statistics
 from collections import Counter
 from pathlib import Path
 
+from harness_bank.adapters import AdapterFacade, Adapters
 from harness_bank.admission import AdmissionPolicy, Decision, Stats
 from harness_bank.embedder import Embedder, digest, shared_embedder
 from harness_bank.incumbency import Incumbency
@@ -38,7 +40,7 @@ from harness_bank.store_factory import open_store
 from harness_bank.workshop import Workshop, WorkshopFacade
 
 
-class HarnessBank(WorkshopFacade):
+class HarnessBank(WorkshopFacade, AdapterFacade):
     """`HarnessBank(path)` opens (or creates) `path` (SQLite) and `path.faiss` beside it;
     `HarnessBank("postgresql://...")` opens a bank that replicas share, with this replica's faiss
     index at `index_path` (default: in memory, built on open). The index follows the database's
@@ -61,6 +63,7 @@ class HarnessBank(WorkshopFacade):
         self.sync = IndexSync(self.store, self.index, self.retrieval.forget_descriptions, poll_s)
         self.incumbency = Incumbency(self.store)
         self.workshop = Workshop(self.store)
+        self.adapters = Adapters(self.store)
 
     @property
     def embedder(self) -> Embedder:
@@ -290,12 +293,9 @@ class HarnessBank(WorkshopFacade):
 
     def failures(self, cluster: str, harness_id: str, limit: int = 3) -> list[dict]:
         """The most recent outcomes of a harness in a cluster that fell short of full reward."""
-        rows = self.store.query("SELECT task_text, answer, verdict, trace, reward "
-                                "FROM outcomes "
-                                "WHERE cluster = ? AND harness_id = ? AND reward < 1 "
-                                "ORDER BY id DESC "
-                                "LIMIT ?", (cluster, harness_id, limit))
-        return [dict(r) for r in rows]
+        sql = ("SELECT task_text, answer, verdict, trace, reward FROM outcomes "
+               "WHERE cluster = ? AND harness_id = ? AND reward < 1 ORDER BY id DESC LIMIT ?")
+        return [dict(r) for r in self.store.query(sql, (cluster, harness_id, limit))]
 
     # --- admission, incumbents, rollback ---------------------------------------------------
     def cluster_stats(self, cluster: str, harness_id: str, db=None) -> Stats | None:

@@ -81,6 +81,11 @@ class Ledger:
             f"SELECT id, name, origin FROM harnesses WHERE id IN ({placeholders(harness_ids)})",
             tuple(harness_ids))}
 
+    def harness_specs_by(self, generator: str) -> dict[str, str]:
+        """The stored spec of every harness this generator made, by id."""
+        rows = self.store.query("SELECT id, spec FROM harnesses WHERE generator = ?", (generator,))
+        return {r["id"]: r["spec"] for r in rows}
+
     def run_outcome(self, run_id: str) -> tuple[float, str] | None:
         """The reward and verdict of the run's outcome; None when it has none."""
         rows = self.store.query("SELECT reward, verdict FROM outcomes WHERE run_id = ?", (run_id,))

@@ -92,6 +92,16 @@ route TEXT NOT NULL,
     CREATE INDEX outcomes_solutions ON outcomes(cluster, reward);
     CREATE INDEX vectors_ref ON vectors(kind, ref);
     """,
+    # 8: adapters of the solver trained on the bank's verified runs, content-addressed (the GGUF file's
+    # digest), with their lineage (base model, training data, parent, config), both files' bytes and the
+    # verdict of the gate that let them into the clusters' arms (NULL: not gated)
+    """
+    CREATE TABLE adapters (
+        id TEXT PRIMARY KEY, sha256 TEXT NOT NULL, name TEXT NOT NULL, base_model TEXT NOT NULL,
+        base_digest TEXT NOT NULL, data_digest TEXT NOT NULL, parent_id TEXT REFERENCES adapters(id),
+        config TEXT NOT NULL, stats TEXT NOT NULL, gguf {blob} NOT NULL, peft {blob} NOT NULL,
+        gate TEXT, created_at {real} NOT NULL);
+    """,
 ]
 
 

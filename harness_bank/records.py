@@ -79,6 +79,7 @@ class Solution:
     turns: list[dict]
     reward: float
     vector: np.ndarray
+    verdict: str = ""  # the verifier's (or the report's) word on the run
 
 
 @dataclass(kw_only=True)

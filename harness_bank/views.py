@@ -8,9 +8,11 @@ elsewhere as the prior: what routing would weigh for a task with no near neighbo
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from harness_bank.adapters import AdapterRecord
 from harness_bank.bank import HarnessBank
 from harness_bank.ledger import Ledger
 from harness_bank.records import ArmEvidence, BankError, HarnessRecord
@@ -47,6 +49,13 @@ class HarnessView:
     lineage: list[HarnessRecord]  # the harness, then its ancestors
     evidence: list[dict]  # per cluster: runs, mean reward, mean tokens, incumbent there or not
     acceptance: list[dict]  # code written for a cluster: the attempt that made it, held-out rewards and cost
+
+
+@dataclass(frozen=True, kw_only=True)
+class AdapterView:
+    adapter: AdapterRecord
+    lineage: list[AdapterRecord]  # the adapter, then the adapters it followed
+    evidence: list[dict]  # per harness that runs with it and cluster: runs, mean reward, mean tokens
 
 
 class BankViews:
@@ -135,6 +144,22 @@ class BankViews:
                       for a in self.bank.code_attempts(harness_id=harness.id)]
         return HarnessView(harness=harness, lineage=self.bank.lineage(harness.id), evidence=evidence,
                            acceptance=acceptance)
+
+    def adapter(self, ref: str) -> AdapterView | None:
+        """An adapter by id or name, its lineage and the evidence of the harnesses that run with it; None
+        when there is no such adapter."""
+        adapter = self.bank.adapter(ref)
+        if adapter is None:
+            return None
+        lineage = [adapter]
+        while lineage[-1].parent_id is not None and len(lineage) < 100:
+            lineage.append(self.bank.adapter(lineage[-1].parent_id))
+        runs_with = [h for h, spec in self.ledger.harness_specs_by("adapter").items()
+                     if json.loads(spec).get("adapter") == adapter.id]
+        evidence = [{"harness_id": h, "name": self.bank.get(h).name, "cluster": r["cluster"], "runs": r["n"],
+                     "mean_reward": r["reward"], "mean_tokens": r["tokens"] if r["known"] == r["n"] else None}
+                    for h in runs_with for r in self.ledger.records_by_cluster(h)]
+        return AdapterView(adapter=adapter, lineage=lineage, evidence=evidence)
 
     def _posteriors(self, cluster: str) -> list[Arm]:
         """The router's posterior of every harness with outcomes or server runs in the cluster."""

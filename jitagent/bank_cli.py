@@ -74,12 +74,21 @@ def cmd_ls(args) -> int:
 
 
 def cmd_show(args) -> int:
-    """A harness by name or id: its spec, its code sections, its lineage and its evidence per cluster."""
+    """A harness by name or id: its spec, its code sections, its lineage and its evidence per cluster; or an
+    adapter by name or id: its lineage, data, cost, gate and the evidence of the harnesses that run with
+    it."""
     import yaml
 
+    from harness_bank.records import BankError
     from harness_bank.views import BankViews
 
-    view = BankViews(_open(args)).harness(args.name_or_id)
+    views = BankViews(_open(args))
+    try:
+        view = views.harness(args.name_or_id)
+    except BankError:  # not a harness: an adapter, or the harness's error
+        if (adapter := views.adapter(args.name_or_id)) is None:
+            raise
+        return _show_adapter(args, adapter)
     h = view.harness
     data = asdict(h) | {"lineage": [{"id": a.id, "name": a.name, "origin": a.origin} for a in view.lineage],
                         "evidence": view.evidence, "acceptance": view.acceptance}
@@ -105,6 +114,54 @@ def cmd_show(args) -> int:
         for a in view.acceptance:  # code written for a cluster: why it was let in
             out.print(f"accepted for {a['cluster']} ({a['stage']} stage): {a['reason']}; held-out rewards "
                       f"{a['heldout']} vs its parent's {a['parent_heldout']}", soft_wrap=True)
+    return _out(args, data, render)
+
+
+def _adapter_row(a) -> dict:
+    return {"id": a.id, "name": a.name, "base_model": a.base_model, "parent_id": a.parent_id,
+            "examples": a.stats.get("examples"), "corrected": a.stats.get("corrected_records"),
+            "train_s": a.stats.get("train_s"),
+            "gate": a.gate and {k: v for k, v in a.gate.items() if k != "units"},
+            "served_as": a.served_name, "created_at": a.created_at}
+
+
+def cmd_adapters(args) -> int:
+    """The solver's adapters the bank trained, newest first."""
+    adapters = _open(args).list_adapters()
+
+    def render():
+        shown = table("id", "name", "base model", "examples", "corrected", "train s", "gate", "created")
+        for a in adapters:
+            gate = "-" if a.gate is None else ("passed" if a.usable else "refused")
+            shown.add_row(a.id, a.name, a.base_model, str(a.stats.get("examples")),
+                          str(a.stats.get("corrected_records")), f"{a.stats.get('train_s', 0):.0f}", gate,
+                          _when(a.created_at))
+        console().print(shown if adapters else "no adapters yet: `jitagent train` makes one")
+    return _out(args, [_adapter_row(a) for a in adapters], render)
+
+
+def _show_adapter(args, view) -> int:
+    a = view.adapter
+    data = _adapter_row(a) | {"sha256": a.sha256, "base_digest": a.base_digest, "data_digest": a.data_digest,
+                              "config": a.config, "stats": a.stats, "gate": a.gate,
+                              "lineage": [x.id for x in view.lineage], "evidence": view.evidence}
+
+    def render():
+        out = console()
+        out.print(Text.assemble((a.name, "bold"), f" adapter {a.id} of {a.base_model} "
+                                                  f"({_when(a.created_at)}); an HTTP back-end serves it as "
+                                                  f"{a.served_name}"), soft_wrap=True)
+        out.print(f"data {a.data_digest[:16]}, base {a.base_digest[:16]}, config "
+                  + ", ".join(f"{k} {v}" for k, v in a.config.items()), soft_wrap=True)
+        out.print("trained: " + ", ".join(f"{k} {v}" for k, v in a.stats.items()), soft_wrap=True)
+        out.print("gate: " + ("none" if a.gate is None else ", ".join(
+            f"{k} {v}" for k, v in a.gate.items() if k != "units")), soft_wrap=True)
+        out.print("lineage: " + " <- ".join(x.id for x in view.lineage), soft_wrap=True)
+        shown = table("harness", "cluster", "runs", "mean reward", "mean tokens")
+        for e in view.evidence:
+            shown.add_row(e["name"], e["cluster"], str(e["runs"]), f"{e['mean_reward']:.2f}",
+                          _tokens(e["mean_tokens"]))
+        out.print(shown if view.evidence else "evidence: no harness has run with it yet")
     return _out(args, data, render)
 
 
@@ -325,8 +382,9 @@ def add_commands(sub) -> None:
     origins = ["seed", "synthesized", "repaired", "evolved"]
     add("ls", cmd_ls, "list harnesses").add_argument("--origin", choices=origins, help="only harnesses of "
                                                      "this origin")
-    add("show", cmd_show, "one harness: spec, code, lineage, evidence").add_argument(
-        "name_or_id", metavar="NAME|ID", help="a harness id, or a name (the newest of that name)")
+    add("show", cmd_show, "one harness (spec, code, lineage, evidence) or adapter").add_argument(
+        "name_or_id", metavar="NAME|ID", help="a harness or adapter id, or a name (the newest of that name)")
+    add("adapters", cmd_adapters, "the solver's adapters trained on the bank's runs (`jitagent train`)")
     add("lineage", cmd_lineage, "a harness and its ancestors").add_argument(
         "name_or_id", metavar="NAME|ID", help="a harness id, or a name (the newest of that name)")
     p = add("search", cmd_search, "top-k harnesses for a task text")

@@ -12,18 +12,20 @@ from pathlib import Path
 from jitagent import __version__, bank_cli, completion, mcp_server, settings
 from jitagent.benchmark.arms import ARMS, DEFAULT_ARMS
 from jitagent.cli_common import (
-    CANDIDATES,
     COUNT,
     RUNTIME,
     SECONDS,
     SEED,
     USAGE,
+    Bounded,
     Failure,
     Parser,
     api_key,
     bank,
     bank_location,
     common,
+    config_from,
+    config_options,
     console,
     models,
     output,
@@ -35,6 +37,8 @@ from jitagent.fleet import cli as fleet_cli
 from jitagent.server import cli as server_cli
 from jitagent.synthesis import cli as synthesis_cli
 from jitagent.terminal import visible
+from jitagent.training import cli as training_cli
+from jitagent.training.lora import TrainConfig
 
 
 def _print_json(value) -> None:
@@ -109,7 +113,7 @@ def cmd_run(args) -> int:
     from jitagent.errors import brief
     from jitagent.evaluate import run_tasks, summarize, why
     from jitagent.models import load_model
-    from jitagent.progress import units, waiting
+    from jitagent.progress import heartbeat, units, waiting
     from jitagent.runtime.agent import Runtime
     from jitagent.tasks import load_suite, spread_over_types
 
@@ -122,7 +126,8 @@ def cmd_run(args) -> int:
     with units(spec.name, len(tasks)) as progress:
         def done(r) -> None:
             progress.done(f"{r.task_id}: {_passed(r)}" + (f" ({brief(why(r))})" if why(r) else ""))
-        results = asyncio.run(run_tasks(Runtime(model), spec, tasks, seed=args.seed, on_done=done))
+        results = asyncio.run(run_tasks(Runtime(model), spec, tasks, seed=args.seed, on_done=done,
+                                        watch=heartbeat))
     summary = summarize(spec.name, results)
     report = {"summary": summary.to_dict(), "model": model.name, "results": [r.summary() for r in results]}
     if args.out:
@@ -168,7 +173,8 @@ def cmd_bench(args) -> int:
                or f"bench/out/{args.suite}-{solver.name}-{meta.name}".replace(":", "_").replace("/", "_"))
     config = BenchConfig(suite=args.suite, out=out, repeats=args.repeats, n=args.n, budget_s=args.budget_s,
                          limit=args.limit, score_limit=args.score_limit, warm_limit=args.warm_limit,
-                         arms=tuple(args.arms), fixed_top=args.fixed_seeds, warm_top=args.warm_seeds)
+                         arms=tuple(args.arms), fixed_top=args.fixed_seeds, warm_top=args.warm_seeds,
+                         train=config_from(args, TrainConfig, "train"), corrections=args.corrections)
     print(run_bench(config, solver, meta, "jitagent " + " ".join(sys.argv[1:]), writer))
     return 0
 
@@ -224,7 +230,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_catalog_commands(sub)
     _add_run_commands(sub)
-    for component in (bank_cli, synthesis_cli, server_cli, fleet_cli, mcp_server):  # each lives with its part
+    # each lives with its part
+    for component in (bank_cli, synthesis_cli, training_cli, server_cli, fleet_cli, mcp_server):
         component.add_commands(sub)
     completion.add_commands(sub, parser)
     return parser
@@ -258,11 +265,16 @@ def _add_run_commands(sub) -> None:
     p.add_argument("--limit", type=COUNT, help="N tasks, spread over task types")
     p.add_argument("--seed", type=SEED, default=0, help="the sampling seed (runs at temperature 0 ignore it)")
     p.set_defaults(func=cmd_run)
+    _add_bench(sub)
+    _add_evolve(sub)
+
+
+def _add_bench(sub) -> None:
     p = sub.add_parser("bench", help="fixed seeds vs oracles vs JIT arms on a suite's final split",
                        parents=[common(), models()])
     p.add_argument("--suite", required=True, help="suite name or JSONL file with learn/score/final splits")
     p.add_argument("--repeats", type=COUNT, default=3, help="repeats of sampled arms")
-    p.add_argument("--n", type=CANDIDATES, default=3, help="candidates per task (JIT arms)")
+    settings.add_arguments(p, [settings.N])  # the JIT arms'
     p.add_argument("--budget-s", type=SECONDS, default=60.0, help="wall-clock budget per task, every arm")
     p.add_argument("--limit", type=COUNT, help="N tasks of the final split, spread over task types")
     p.add_argument("--score-limit", type=COUNT,
@@ -282,7 +294,13 @@ def _add_run_commands(sub) -> None:
     p.add_argument("--tool-writer", default="qwen2.5-coder-1.5b",
                    help="the model that writes code for clusters in jit_tools and jit_tools_unverified "
                    "(jit_tools_small: the meta-model)")
+    p.add_argument("--corrections", type=Bounded(int, 0), default=0,
+                   help="the adapter arms: failed warm-up runs the tool writer corrects for the LoRA's data")
+    config_options(p, TrainConfig, "train")  # the adapter arms' LoRA
     p.set_defaults(func=cmd_bench)
+
+
+def _add_evolve(sub) -> None:
     p = sub.add_parser("evolve", parents=[common(), output(), models(), bank()],
                        help="mutate each cluster's best harness on learn, keep what wins (score gates)")
     p.add_argument("--suite", required=True, help="suite name or JSONL file with learn and score splits")

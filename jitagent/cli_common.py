@@ -255,6 +255,25 @@ class FieldRange:
 CANDIDATES = FieldRange("jitagent.synthesis.synthesize:SynthesisConfig", "n")  # --n everywhere
 
 
+def config_options(parser: argparse.ArgumentParser, model: type, prefix: str = "") -> None:
+    """An option per numeric field of the pydantic config `model` (`--learning-rate` for `learning_rate`,
+    `--train-learning-rate` with the prefix `train`): its range, default and help are the field's, so the
+    command line and the config cannot disagree. `config_from(args, model, prefix)` builds the config."""
+    path = f"{model.__module__}:{model.__name__}"
+    for name, info in model.model_fields.items():
+        if info.annotation in (int, float):
+            flag = "--" + "-".join(filter(None, (prefix, name.replace("_", "-"))))
+            parser.add_argument(flag, type=FieldRange(path, name), default=info.default,
+                                help=info.description)
+
+
+def config_from(args: argparse.Namespace, model: type, prefix: str = ""):
+    """The config `model` from the options `config_options` added with `prefix`."""
+    dest = (prefix + "_") if prefix else ""
+    return model(**{name: getattr(args, dest + name) for name in model.model_fields
+                    if hasattr(args, dest + name)})
+
+
 class RangeHelp(argparse.HelpFormatter):
     """Help that says each numeric option's range, from its type (the rule that checks it), and its
     default where the help does not say it (a number or a word; not a switch's False)."""

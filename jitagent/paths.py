@@ -34,6 +34,12 @@ def evolve_state(bank, where: Path | None = None) -> Path:
     return Path(f"{bank.path}.evolve.jsonl") if bank.path else (where or data_dir()) / "evolve.jsonl"
 
 
+def training_dir(bank, name: str, where: Path | None = None) -> Path:
+    """Where `jitagent train` keeps the checkpoint of adapter `name`, so the same command resumes: beside an
+    SQLite bank; for a shared one, in the data dir `where`."""
+    return Path(f"{bank.path}.train-{name}") if bank.path else (where or data_dir()) / f"train-{name}"
+
+
 class DataDirError(ValueError):
     """A data dir or bank that cannot be used; the message is one line saying why."""
 

@@ -11,24 +11,26 @@ of models, the runtime nothing of the bank.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import random
 import time
 import uuid
 import zlib
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
 from harness_bank import Decision, HarnessBank, Outcome, RunRecord
 from harness_bank.router import ArmSummary, Route, RouteChoice, Router, RouterConfig
+from jitagent.adapters import solver_for
 from jitagent.catalog import spec_reader
 from jitagent.errors import one_line
 from jitagent.events import BankDecision, Chosen, Retrieved, Routed, SolveEvent, SolveResult
-from jitagent.examples import NOTHING, eligible, examples_for, with_examples
+from jitagent.examples import NOTHING, examples_for
 from jitagent.feedback import Recorded, Report, report_harness, report_run
-from jitagent.models.base import CancelToken, ModelClient
+from jitagent.models.base import CancelToken, ModelClient, base_model
+from jitagent.retrain import RetrainConfig, Retrainer
 from jitagent.runtime.agent import Runtime
 from jitagent.runtime.channel import last_of
 from jitagent.runtime.events import RunResult
@@ -37,6 +39,7 @@ from jitagent.synthesis.synthesize import Synthesis, SynthesisConfig, SynthesisC
 from jitagent.tasks import Task
 from jitagent.toolmaking import ToolmakingConfig
 from jitagent.toolshop import PlateauConfig, Toolshop
+from jitagent.variants import free_variant
 
 log = logging.getLogger(__name__)
 
@@ -54,15 +57,7 @@ class PipelineConfig(BaseModel):
                                "for code written for the cluster (between tasks), not for a prompt edit")
     toolmaking: ToolmakingConfig = Field(default_factory=ToolmakingConfig)
     plateau: PlateauConfig = Field(default_factory=PlateauConfig)
-
-
-@dataclass(frozen=True, kw_only=True)
-class Branch:
-    """What the pipeline runs for a task: how it came to it, the harness, and the synthesis that wrote it."""
-
-    route: Route
-    spec: HarnessSpec
-    synthesis: Synthesis | None = None
+    retrain: RetrainConfig = Field(default_factory=RetrainConfig)
 
 
 def verified(run: RunResult | None, task: Task, cancel: CancelToken) -> bool:
@@ -93,6 +88,7 @@ class JitPipeline:
         self.synthesizer = Synthesizer(meta, self.runtime, self.config.synthesis)
         self.toolshop = Toolshop(bank, writer or meta, self.config.toolmaking, self.config.plateau)
         self.spec_of = spec_reader(bank)
+        self.retrainer = Retrainer(bank, base_model(solver), self.config.retrain)
         self._tooling: dict[str, asyncio.Task] = {}  # the clusters code is being written for
 
     async def stream(self, task: Task, *, execute: bool = True, seed: int = 0,
@@ -103,58 +99,80 @@ class JitPipeline:
         start = time.monotonic()
         run_id = run_id or uuid.uuid4().hex
         cancel = (cancel or CancelToken()).tighten(deadline)
-        cluster, choice, failures, plateau = await asyncio.to_thread(self._route, task, seed)
-        if plateau:
+        cluster, choice, failures = await asyncio.to_thread(self._route, task, seed)
+        if choice.write_code:
             self._write_tools(cluster, choice.arm.evidence.harness_id, seed)
         arms = tuple(a.summary() for a in choice.arms)
-        if choice.route == "synthesized":
-            branch = None
-            async for item in self._synthesize(task, cluster, choice, failures, arms, seed, cancel, n):
-                if isinstance(item, Branch):
-                    branch = item
+        route, spec, synthesis = choice.route, None, None
+        if route != "synthesized":
+            spec = self.spec_of(choice.arm.evidence.harness_id)
+            yield Routed(route=route, cluster=cluster, arms=arms, text=f"{route} {spec.name} in {cluster}: "
+                                                                       f"{choice.reason}")
+        elif free := await asyncio.to_thread(self._free_variant, choice, task, cluster):
+            spec, offers = free
+            yield Routed(route=route, cluster=cluster, arms=arms,
+                         text=f"synthesized (mutation of {choice.arm.evidence.name}; {choice.reason}): "
+                              f"{spec.name}, {offers}")
+        else:
+            async for item in self._synthesize(task, choice, failures, arms, seed, cancel, n):
+                if isinstance(item, Synthesis):
+                    synthesis = item
                 else:
                     yield item
-        else:
-            branch = Branch(route=choice.route, spec=self.spec_of(choice.arm.evidence.harness_id))
-            yield Routed(route=branch.route, cluster=cluster, arms=arms,
-                         text=f"{branch.route} {branch.spec.name} in {cluster}: {choice.reason}")
-        shown = await asyncio.to_thread(examples_for, self.bank, self.spec_of, branch.spec, task, cluster) \
-            if execute else NOTHING
-        yield Chosen(harness=branch.spec, examples=shown.sources)
-        run = None
-        if execute:
-            async for event in self.runtime.stream(branch.spec, task, seed=seed, cancel=cancel,
-                                                   deadline=deadline, examples=shown.messages):
-                if isinstance(event, RunResult):
-                    run = event
-                else:
-                    yield event
+            spec = synthesis.chosen or self.spec_of(choice.best.evidence.harness_id)
+            route = "synthesized" if synthesis.chosen else "fallback"
+            kind = "mutation of " + choice.arm.evidence.name if choice.arm else "cold cluster"
+            yield Routed(route=route, cluster=cluster, arms=arms,
+                         text=f"{route} ({kind}; {choice.reason}): {synthesis.reason}")
+        run, shown = None, ()
+        async for event in self._run(spec, task, cluster, execute, seed, cancel, deadline):
+            if isinstance(event, RunResult):
+                run = event
+                continue
+            if isinstance(event, Chosen):
+                shown = event.examples
+            yield event
         admitted = None
-        if self.config.learn:
-            decision = await asyncio.to_thread(self._record, run_id, task, branch, run, cluster, delivery,
-                                               verified(run, task, cancel))
-            if decision is not None:
-                admitted = BankDecision(cluster=cluster, promoted=decision.promote, reason=decision.reason)
-                yield admitted
-        yield SolveResult(task_id=task.id, route=branch.route, harness=branch.spec, cluster=cluster,
-                          synthesis=branch.synthesis, run=run, references=list(arms),
-                          synthesis_cost=branch.synthesis.cost if branch.synthesis else SynthesisCost(),
+        if self.config.learn and (admitted := await self._learn(run_id, task, route, spec, run, cluster,
+                                                                 delivery, cancel)):
+            yield admitted
+        yield SolveResult(task_id=task.id, route=route, harness=spec, cluster=cluster, synthesis=synthesis,
+                          run=run, references=list(arms),
+                          synthesis_cost=synthesis.cost if synthesis else SynthesisCost(),
                           wall_s=time.monotonic() - start, bank_decision=admitted.text if admitted else "",
-                          run_id=run_id, examples=shown.sources)
+                          run_id=run_id, examples=shown)
 
-    async def _synthesize(self, task: Task, cluster: str, choice: RouteChoice, failures: list[dict],
+    async def _run(self, spec: HarnessSpec, task: Task, cluster: str, execute: bool, seed: int,
+                   cancel: CancelToken, deadline: float | None) -> AsyncIterator[SolveEvent | RunResult]:
+        """The examples the harness is shown (`Chosen`), then its run's events and its `RunResult` (none
+        where it does not execute): the solver with the harness's adapter, where it names one."""
+        shown = await asyncio.to_thread(examples_for, self.bank, self.spec_of, spec, task, cluster) \
+            if execute else NOTHING
+        yield Chosen(harness=spec, examples=shown.sources)
+        if execute:
+            solver = await asyncio.to_thread(solver_for, self.bank, self.solver, spec)
+            async for event in self.runtime.stream(spec, task, seed=seed, cancel=cancel, deadline=deadline,
+                                                   examples=shown.messages, solver=solver):
+                yield event
+
+    async def _learn(self, run_id: str, task: Task, route: Route, spec: HarnessSpec, run: RunResult | None,
+                     cluster: str, delivery: str | None, cancel: CancelToken) -> BankDecision | None:
+        """The run recorded, and where it was verified its outcome admitted (one more verified run for the
+        retrainer); the bank's decision, or None."""
+        decision = await asyncio.to_thread(self._record, run_id, task, route, spec, run, cluster, delivery,
+                                           verified(run, task, cancel))
+        if decision is None:
+            return None
+        self.retrainer.verified()
+        return BankDecision(cluster=cluster, promoted=decision.promote, reason=decision.reason)
+
+    async def _synthesize(self, task: Task, choice: RouteChoice, failures: list[dict],
                           arms: tuple[ArmSummary, ...], seed: int, cancel: CancelToken,
-                          n: int | None) -> AsyncIterator[SolveEvent | Branch]:
+                          n: int | None) -> AsyncIterator[SolveEvent | Synthesis]:
         """Write a variant where the router explores by synthesis: a reflective mutation of the cluster's
-        best arm from its recent failures, or in a cold cluster a harness from the best references; the
-        cluster's best arm runs when no candidate is valid. The synthesis events, then the `Branch`."""
+        best arm from its recent failures, or in a cold cluster a harness from the best references. The
+        synthesis's events, then the `Synthesis` (its candidates kept in the bank)."""
         mutation = choice.arm is not None
-        if mutation and (variant := await asyncio.to_thread(self._examples_variant, choice, task, cluster)):
-            yield Routed(route="synthesized", cluster=cluster, arms=arms,
-                         text=f"synthesized (mutation of {choice.arm.evidence.name}; {choice.reason}): "
-                              f"{variant.name}, shown the cluster's verified solutions")
-            yield Branch(route="synthesized", spec=variant)
-            return
         parents = [choice.arm] if mutation else sorted(choice.arms,
                                                        key=lambda a: (-a.mean, -a.evidence.similarity))
         yield Retrieved(text=", ".join(f"{a.evidence.name} ({a.mean:.2f})" for a in parents), arms=arms)
@@ -170,27 +188,16 @@ class JitPipeline:
                 yield item
         if self.config.keep_candidates:
             await asyncio.to_thread(self._keep_candidates, task, synthesis)
-        if synthesis.chosen is not None:
-            branch = Branch(route="synthesized", spec=synthesis.chosen, synthesis=synthesis)
-        else:
-            fallback = self.spec_of((choice.best or parents[0]).evidence.harness_id)
-            branch = Branch(route="fallback", spec=fallback, synthesis=synthesis)
-        kind = "mutation of " + choice.arm.evidence.name if mutation else "cold cluster"
-        yield Routed(route=branch.route, cluster=cluster, arms=arms,
-                     text=f"{branch.route} ({kind}; {choice.reason}): {synthesis.reason}")
-        yield branch
+        yield synthesis
 
-    def _examples_variant(self, choice: RouteChoice, task: Task, cluster: str) -> HarnessSpec | None:
-        """The first mutation of an arm, costing no meta-model call: the arm shown its cluster's verified
-        solutions (`examples.with_examples`), where it shows none yet, has something to show on this task and
-        that variant is not an arm here already (nor retired)."""
+    def _free_variant(self, choice: RouteChoice, task: Task,
+                      cluster: str) -> tuple[HarnessSpec, str] | None:
+        """A mutation of the arm that costs no meta-model call (variants.py), where it has one to offer."""
+        if choice.arm is None:  # a cold cluster: nothing to mutate
+            return None
+        taken = {a.evidence.harness_id for a in choice.arms} | self.bank.retired(cluster)
         parent = self.spec_of(choice.arm.evidence.harness_id)
-        if parent.prompts.examples is not None or parent.solution_format is None:
-            return None
-        variant = with_examples(parent)
-        if variant.id in {a.evidence.harness_id for a in choice.arms} | self.bank.retired(cluster):
-            return None
-        return variant if eligible(self.bank, self.spec_of, variant, task, cluster) else None
+        return free_variant(self.bank, self.spec_of, parent, taken, task, cluster, base_model(self.solver))
 
     async def solve(self, task: Task, **kw) -> SolveResult:
         return await last_of(self.stream(task, **kw), SolveResult)
@@ -205,25 +212,19 @@ class JitPipeline:
         return await asyncio.to_thread(report_harness, self.bank, harness_id, task_text, report,
                                        task_id=task_id, task_type=task_type, tags=tags)
 
-    def _route(self, task: Task, seed: int) -> tuple[str, RouteChoice, list[dict], bool]:
-        """The task's cluster, the bandit's choice, for a mutation its parent's recent failures, and whether
-        the draw asks for code instead: in a plateaued cluster the best arm runs while code is written.
-        One thread hop for all the bank reads; the draw is seeded by (seed, task), so a run repeats."""
+    def _route(self, task: Task, seed: int) -> tuple[str, RouteChoice, list[dict]]:
+        """The task's cluster, the router's choice and, for a mutation, its parent's recent failures. One
+        thread hop for all the bank reads; the draw is seeded by (seed, task), so a run repeats."""
         cluster = self.bank.cluster_for(task.prompt, task.type, tuple(task.tags))
         evidence, base = self.bank.arm_evidence(task.prompt, cluster, self.config.router.references)
         rng = random.Random(zlib.crc32(f"{seed}:{task.id}:{task.prompt}".encode()))
-        choice = self.router.choose(evidence, base, rng, seen=self.bank.tasks_seen(cluster))
-        if choice.route == "synthesized" and self.config.online_tools and (
-                due := self.toolshop.due(cluster, choice.arms)):
-            parent, why = due
-            route = "exploit" if parent is choice.best else "explore"
-            return cluster, RouteChoice(route, parent, choice.best, choice.arms,
-                                        f"{why}: code for the cluster is being written; "
-                                        f"{parent.evidence.name} runs meanwhile"), [], True
+        code_due = functools.partial(self.toolshop.due, cluster) if self.config.online_tools else None
+        choice = self.router.choose(evidence, base, rng, seen=self.bank.tasks_seen(cluster),
+                                    code_due=code_due)
         failures = []
         if choice.route == "synthesized" and choice.arm is not None and self.config.failures:
             failures = self.bank.failures(cluster, choice.arm.evidence.harness_id, self.config.failures)
-        return cluster, choice, failures, False
+        return cluster, choice, failures
 
     def _write_tools(self, cluster: str, parent_id: str, seed: int) -> None:
         """Write code for the cluster in the background (one job per cluster at a time); what is accepted
@@ -240,9 +241,11 @@ class JitPipeline:
             log.error("writing code for %s failed: %s", cluster, one_line(job.exception()))
 
     async def settle(self) -> None:
-        """Wait until no code is being written for any cluster (a stream that must see it, the bench)."""
+        """Wait until no code is being written for any cluster and no adapter trained (a stream that must see
+        them, the bench)."""
         while self._tooling:
             await asyncio.gather(*self._tooling.values(), return_exceptions=True)
+        await self.retrainer.settle()
 
     def _keep_candidates(self, task: Task, synthesis: Synthesis) -> None:
         for c in synthesis.candidates:
@@ -252,15 +255,14 @@ class JitPipeline:
                                     + [{"checks": [k.__dict__ for k in c.checks]}]}
             self.bank.record_candidate(task.id, task.prompt, record, self.meta.name)
 
-    def _record(self, run_id: str, task: Task, branch: Branch, run: RunResult | None, cluster: str,
-                delivery: str | None, verified: bool) -> Decision | None:
+    def _record(self, run_id: str, task: Task, route: Route, spec: HarnessSpec, run: RunResult | None,
+                cluster: str, delivery: str | None, verified: bool) -> Decision | None:
         """The run under its id (feedback finds its harness, task and cluster there) and, when it was
         verified, its outcome through admission; the bank's decision, or None when there is none."""
-        spec = branch.spec
         self.bank.add_harness(spec.model_dump(mode="json"))
         record = RunRecord(
             run_id=run_id, harness_id=spec.id, task_id=task.id, task_text=task.prompt, cluster=cluster,
-            route=branch.route, task_type=task.type, tags=tuple(task.tags),
+            route=route, task_type=task.type, tags=tuple(task.tags),
             answer=run.answer if run else None, trace=last_steps(run) if run else "",
             solution=run.solution if run else None, prompt_tokens=run.cost.prompt_tokens if run else None,
             completion_tokens=run.cost.completion_tokens if run else None,

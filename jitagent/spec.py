@@ -269,6 +269,9 @@ class HarnessSpec(_Strict):
     limits: Limits = Field(default_factory=Limits)
     code: list[CodeSection] | None = Field(
         None, description="Python for what the built-in kinds cannot express: one section, or one per stage")
+    adapter: str | None = Field(
+        None, pattern=r"^[0-9a-f]{16}$", description="the solver runs with this LoRA adapter of the bank's "
+        "(its id, as `bank adapters` lists it); None: the base model")
     envelope: Envelope = Field(default_factory=Envelope)
 
     @field_validator("code", mode="before")
@@ -278,10 +281,13 @@ class HarnessSpec(_Strict):
 
     @model_serializer(mode="wrap")
     def _one_section_as_written(self, handler):
-        """One section dumps as a mapping, as before a spec could carry several: its id stays the same."""
+        """One section dumps as a mapping, as before a spec could carry several, and a spec with no adapter
+        dumps as before one could be named: its id stays the same."""
         data = handler(self)
         if isinstance(data.get("code"), list) and len(data["code"]) == 1:
             data["code"] = data["code"][0]
+        if self.adapter is None:
+            data.pop("adapter", None)
         return data
 
     @property

@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from harness_bank import HarnessBank
+from jitagent.adapters import solver_for
 from jitagent.catalog import spec_reader
 from jitagent.examples import examples_for, with_examples
 from jitagent.pipeline import record_verified
@@ -69,7 +70,9 @@ async def warm_bank(bank: HarnessBank, runtime: Runtime, specs: dict[str, Harnes
             cluster = await asyncio.to_thread(bank.cluster_for, task.prompt, task.type, tuple(task.tags))
             shown = await asyncio.to_thread(examples_for, bank, spec_of, spec, task, cluster)
             deadline = None if budget_s is None else time.monotonic() + budget_s
-            run = await runtime.run(spec, task, seed=seed, deadline=deadline, examples=shown.messages)
+            solver = await asyncio.to_thread(solver_for, bank, runtime.solver, spec)
+            run = await runtime.run(spec, task, seed=seed, deadline=deadline, examples=shown.messages,
+                                    solver=solver)
             exhausted = run.interrupted and deadline is not None and time.monotonic() >= deadline
             recorded = run.error is None or (exhausted and out_of_budget_scores_zero)
             if recorded:

@@ -19,11 +19,11 @@ from jitagent.benchmark.stats import (
 )
 from jitagent.usage import known_sum
 
-JIT_ARMS = ("jit_examples", "jit_tools", "jit_tools_small", "jit_tools_unverified", "jit_warm", "jit_stream",
-            "jit_static")
-COLORS = {"jit_examples": "tab:brown", "jit_tools": "tab:purple", "jit_tools_small": "tab:pink",
-          "jit_tools_unverified": "tab:olive", "jit_warm": "tab:red", "jit_stream": "tab:orange",
-          "jit_static": "tab:gray"}
+JIT_ARMS = ("jit_examples_adapter", "jit_examples", "jit_tools", "jit_tools_small", "jit_tools_unverified",
+            "jit_warm", "jit_stream", "jit_static")
+COLORS = {"jit_examples_adapter": "tab:cyan", "jit_examples": "tab:brown", "jit_tools": "tab:purple",
+          "jit_tools_small": "tab:pink", "jit_tools_unverified": "tab:olive", "jit_warm": "tab:red",
+          "jit_stream": "tab:orange", "jit_static": "tab:gray"}
 
 
 def _num(value: float | None) -> str:
@@ -161,7 +161,7 @@ def report(bench, command: str) -> str:
     ledger = bench.ledger
     hindsight, choice = hindsight_rows(ledger)
     extra = {HINDSIGHT: hindsight} if hindsight else {}
-    ablations = [a for a in ledger.arms() if a.startswith("ablation:")]
+    ablations = [a for a in ledger.arms() if a.startswith(("ablation:", "fixed_adapter:"))]
     arms = [f"fixed:{n}" for n in bench.seeds] + ["oracle", HINDSIGHT, *JIT_ARMS, *ablations]
     rows = summarize(ledger, arms, extra)
     images = plots(ledger, rows, bench.config.out, command)
@@ -180,6 +180,7 @@ def report(bench, command: str) -> str:
                  f"{_num(known_sum(*tokens))} tokens, "
                  f"{sum(r['wall_s'] for r in units) / 60:.1f} min\n\n{markdown(warm)}\n\n")
     text += tools_section(bench, rows)
+    text += adapter_section(bench, rows)
     text += f"Unit wall time per phase: {phases(ledger)}\n\n"
     text += (f"Unit wall time against the budget:\n\n"
              f"{wall_times(ledger, [r['arm'] for r in rows], bench.config.budget_s, extra)}\n\n")
@@ -204,7 +205,7 @@ def goals(ledger: Ledger, rows: list[dict], hindsight: list[dict]) -> str:
     baseline_units = ledger.rows(baseline["arm"]) if baseline else []
     lines = ["| arm | success | vs best fixed seed (paired 95% CI) | vs hindsight oracle (paired 95% CI) | "
              "× best seed's tokens | exploit | stream thirds |", "|---|---|---|---|---|---|---|"]
-    for arm in [r["arm"] for r in rows if r["arm"].startswith(("jit", "ablation:"))]:
+    for arm in [r["arm"] for r in rows if r["arm"].startswith(("jit", "ablation:", "fixed_adapter:"))]:
         units = ledger.rows(arm)
         tokens, theirs = total_tokens(by_arm[arm]), total_tokens(baseline) if baseline else None
         ratio = "unknown" if tokens is None or not theirs else f"{tokens / theirs:.2f}"
@@ -247,6 +248,47 @@ def tools_section(bench, rows: list[dict]) -> str:
             text += tools_summary(arm, steps, len(bench.ledger.rows(arm)), by_arm[arm], best)
             text += tools_table(steps) + "\n"
     return text
+
+
+def adapter_section(bench, rows: list[dict]) -> str:
+    """The adapter arms' LoRA: what it learned from, what training and corrections cost, its gate, and that
+    cost amortized over the streams that used it."""
+    from harness_bank import HarnessBank
+    from jitagent.benchmark.adapted import NAME, PLAIN
+
+    path = bench.config.out / "adapter.db"
+    if not path.exists():
+        return ""
+    bank = HarnessBank(path)
+    adapters = [a for a in (bank.adapter(NAME), bank.adapter(PLAIN)) if a is not None]
+    bank.close()
+    return "".join(adapter_summary(bench, rows, a) for a in adapters)
+
+
+def adapter_summary(bench, rows: list[dict], adapter) -> str:
+    s, gate = adapter.stats, adapter.gate or {}
+    from jitagent.benchmark.adapted import NAME
+
+    used = [r for r in rows if r["arm"].endswith(f"@{adapter.id[:8]}")
+            or (adapter.name == NAME and r["arm"] == "jit_examples_adapter")]
+    tasks = sum(len(bench.ledger.rows(r["arm"])) for r in used)
+    expert = known_sum(s.get("correction_prompt_tokens"), s.get("correction_completion_tokens"))
+    corrected = (f"; corrections by the tool writer: {s.get('corrections_kept', 0)} verified of "
+                 f"{s.get('corrections_tried', 0)} failed runs tried, {_num(expert)} tokens, "
+                 f"{s.get('correction_wall_s', 0) / 60:.1f} min") if "corrections_tried" in s else ""
+    gated = ("; not gated" if not gate else
+             f"; gate on {gate['tasks']} `score` tasks: {_fmt(gate['variant_reward'])} with it vs "
+             f"{_fmt(gate['parent_reward'])} without ({'passed' if gate['accepted'] else 'refused'}, "
+             f"{gate['wall_s'] / 60:.1f} min)")
+    per_task = s["train_s"] / tasks if tasks else None
+    return (f"Adapter `{adapter.name}` ({adapter.id}, LoRA rank {adapter.config['rank']} of "
+            f"{adapter.base_model}): "
+            f"{s['examples']} records of verified `learn` runs ({s['corrected_records']} corrected, "
+            f"{s['skipped']} too long), {s['steps']} steps, {_num(s['tokens'])} tokens trained on, loss "
+            f"{s['first_loss']:.3f} → {s['last_loss']:.3f}; training {s['train_s'] / 60:.1f} min on 2 cores"
+            f"{corrected}{gated}. Training amortized over the {tasks} `final` units that used it: "
+            + ("–" if per_task is None else f"{per_task:.1f} s per unit") + " (no prompt tokens: an adapter "
+            "adds none at test time).\n\n")
 
 
 def writer_tokens(step: dict) -> int | None:

@@ -24,13 +24,15 @@ import random
 import statistics
 import time
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.progress import Progress
 
 from harness_bank import HarnessBank
+from jitagent.adapters import adapter_variant, resolve
 from jitagent.assembly import pipeline_on
+from jitagent.benchmark.adapted import adapted_bank
 from jitagent.benchmark.arms import ARMS, DEFAULT_ARMS, EXAMPLE_ABLATIONS, STREAM_ARMS, TOOL_ARMS, WARMED_ARMS
 from jitagent.benchmark.ledger import Ledger, exhausted_in_synthesis, unit_row
 from jitagent.benchmark.stats import mean_tokens, rank
@@ -45,6 +47,7 @@ from jitagent.spec import HarnessSpec
 from jitagent.synthesis.synthesize import SynthesisConfig
 from jitagent.tasks import Task, load_suite, spread_over_types
 from jitagent.toolmaking import ToolmakingConfig
+from jitagent.training.lora import TrainConfig
 from jitagent.warm import warm_bank, with_examples_variants
 
 
@@ -61,6 +64,8 @@ class BenchConfig:
     arms: tuple[str, ...] = DEFAULT_ARMS
     fixed_top: int | None = None  # None: all seeds on `final`; K: the K best on `score` and the cheapest one
     warm_top: int | None = 4  # seeds warmed on `learn`: the K best on `score` and the cheapest; None: all
+    train: TrainConfig = field(default_factory=TrainConfig)  # the adapter arms' LoRA
+    corrections: int = 0  # failed warm-up runs the tool writer corrects for the adapter's data (0: none)
 
 
 def sampled(spec: HarnessSpec) -> bool:
@@ -82,6 +87,7 @@ class Bench:
         config.out.mkdir(parents=True, exist_ok=True)
         self.ledger = Ledger(config.out / "results.jsonl")
         self.seeds = load_seeds()
+        self.adapters = {}  # the adapter arms' adapters by id (as a model takes them), once trained
 
     def tasks(self, split: str, every: bool = False) -> list[Task]:
         """A split's tasks spread over types, as many as its limit; `every`: all of them (code for a cluster
@@ -105,6 +111,8 @@ class Bench:
                 for name in self.fixed_seeds():
                     await self._fixed(f"fixed:{name}", self.seeds[name], final,
                                       self._repeats(self.seeds[name]))
+            if "fixed_adapter" in arms:
+                await self._fixed_adapter(final)
             if "oracle" in arms:
                 await self._oracle(final, self.oracle_choice())
             for arm in STREAM_ARMS:
@@ -120,7 +128,9 @@ class Bench:
                        shown: Shown = NOTHING, order: int | None = None) -> tuple[dict, RunResult]:
         """One unit, traced; its ledger row and the run. `shown`: the examples it is shown."""
         deadline = time.monotonic() + self.config.budget_s
-        run = await self.runtime.run(spec, task, seed=repeat, deadline=deadline, examples=shown.messages)
+        solver = self.solver.with_adapter(self.adapters[spec.adapter]) if spec.adapter else None
+        run = await self.runtime.run(spec, task, seed=repeat, deadline=deadline, examples=shown.messages,
+                                     solver=solver)
         exhausted = run.interrupted and time.monotonic() >= deadline
         row = unit_row(arm, task, repeat, run, budget_exhausted=exhausted, route=route, order=order,
                        examples=len(shown.sources))
@@ -213,14 +223,36 @@ class Bench:
         pipeline.bank.close()
         return path
 
+    async def _warm_examples(self, warm: Path) -> Path:
+        """The warm bank after each warm seed's variant with examples was warmed on `learn` too."""
+        seeds = self.warm_seeds()
+        variants = {n: s for n, s in with_examples_variants(seeds).items() if n not in seeds}
+        return await self._warm("warm-examples", variants, source=warm)
+
+    async def _adapted(self, warm_examples: Path) -> tuple[Path, list]:
+        """The examples bank with the adapters trained on its verified runs, the first gated (adapted.py)."""
+        path, adapters = await adapted_bank(self, warm_examples)
+        bank = HarnessBank(path)
+        self.adapters = {a.id: resolve(bank, a.id) for a in adapters}
+        bank.close()
+        return path, adapters
+
+    async def _fixed_adapter(self, tasks: list[Task]) -> None:
+        """The best screened seed with each adapter, alone over `final`: what the weights carry."""
+        _, adapters = await self._adapted(await self._warm_examples(await self._warm()))
+        seed = self.seeds[self.screened(1)[0]]
+        for adapter in adapters:
+            variant = adapter_variant(seed, adapter)
+            await self._fixed(f"fixed_adapter:{variant.name}", variant, tasks, self._repeats(variant))
+
     async def _jit(self, arm: str, tasks: list[Task]) -> None:
         warm = await self._warm() if arm in WARMED_ARMS else None
         if arm in TOOL_ARMS:
             warm = await self._tooled(arm, warm)
-        if arm == "jit_examples":
-            seeds = self.warm_seeds()
-            variants = {n: s for n, s in with_examples_variants(seeds).items() if n not in seeds}
-            warm = await self._warm("warm-examples", variants, source=warm)
+        if arm in ("jit_examples", "jit_examples_adapter"):
+            warm = await self._warm_examples(warm)
+        if arm == "jit_examples_adapter":
+            warm, _ = await self._adapted(warm)
         job = self.bar.add_task(arm, total=len(tasks) * self.config.repeats)
         learn = arm != "jit_static"
         for repeat in range(self.config.repeats):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 from jitagent.usage import Usage
@@ -60,8 +61,23 @@ class CancelToken:
         return self._event.is_set() or (self.deadline is not None and time.monotonic() > self.deadline)
 
 
+@dataclass(frozen=True, kw_only=True)
+class Adapter:
+    """LoRA weights a model runs with on top of its base: an embedded model loads `path` (a GGUF LoRA); an
+    HTTP back-end is asked for the model it serves the adapter under (`served_name`: vLLM's
+    `--lora-modules NAME=DIR`, a llama.cpp server's model alias)."""
+
+    id: str
+    served_name: str
+    path: Path
+
+
 class ModelClient(Protocol):
     name: str
+
+    def with_adapter(self, adapter: Adapter) -> ModelClient:
+        """The same model running with `adapter` (the client itself is left as it is)."""
+        ...
 
     async def complete(self, messages: list[dict], *, max_tokens: int = 256, temperature: float = 0.0,
                        seed: int | None = None, stop: list[str] | None = None,
@@ -70,6 +86,12 @@ class ModelClient(Protocol):
         """Chat completion. A final assistant message is a prefill: the reply continues it
         (the returned text excludes the prefill). `json_schema` constrains the output."""
         ...
+
+
+def base_model(model: ModelClient) -> str:
+    """The weights a client runs, as adapters name their base: an embedded model's name, the model an HTTP
+    back-end serves (`URL#model`), else the client's name."""
+    return getattr(model, "model", None) or model.name
 
 
 CHATML_STOP = ["<|im_end|>", "<|endoftext|>", "<|im_start|>"]

@@ -8,8 +8,17 @@ import json
 import os
 import threading
 import time
+from pathlib import Path
 
-from jitagent.models.base import CHATML_STOP, Cancelled, CancelToken, Generation, ModelError, render_chatml
+from jitagent.models.base import (
+    CHATML_STOP,
+    Adapter,
+    Cancelled,
+    CancelToken,
+    Generation,
+    ModelError,
+    render_chatml,
+)
 from jitagent.models.gguf import DEFAULT_MODEL, model_path
 from jitagent.usage import Usage
 
@@ -45,12 +54,18 @@ def _load(name: str, n_ctx: int, slot: str = "default"):
 class EmbeddedModel:
     """A named embedded model (`qwen2.5-coder-0.5b`, the default; `qwen2.5-coder-1.5b`, a stronger writer;
     `smollm2-135m`). `slot` names its llama.cpp context: give the meta-model and the solver different slots
-    to keep both prompt caches warm."""
+    to keep both prompt caches warm. `adapter`: a GGUF LoRA the context runs with for this client's calls
+    (set per call: clients with and without it share the context)."""
 
-    def __init__(self, name: str = DEFAULT_MODEL, n_ctx: int = 4096, slot: str = "default"):
+    def __init__(self, name: str = DEFAULT_MODEL, n_ctx: int = 4096, slot: str = "default",
+                 adapter: Path | None = None):
         self.name = name
         self.n_ctx = n_ctx
         self.slot = slot
+        self.adapter = adapter
+
+    def with_adapter(self, adapter: Adapter) -> EmbeddedModel:
+        return EmbeddedModel(self.name, self.n_ctx, self.slot, adapter.path)
 
     def load(self) -> None:
         _load(self.name, self.n_ctx, self.slot)
@@ -74,7 +89,7 @@ class EmbeddedModel:
     def _generate(self, messages, max_tokens, temperature, seed, stop, json_schema, cancel):
         from llama_cpp import LlamaGrammar
 
-        from jitagent.models.interruptible import Interrupted
+        from jitagent.models.interruptible import AdapterError, Interrupted
 
         llm, lock = _load(self.name, self.n_ctx, self.slot)
         prompt = render_chatml(messages)
@@ -83,6 +98,7 @@ class EmbeddedModel:
         if not lock.acquire(timeout=_time_left(cancel)):  # another request holds it past our deadline
             raise Cancelled(f"{self.name}: the deadline passed while waiting for the model", Usage())
         try:
+            llm.use_adapter(self.adapter)
             prompt_tokens = llm.tokenize(prompt.encode(), add_bos=False, special=True)
             room = self.n_ctx - len(prompt_tokens) - 1
             if room < 8:
@@ -100,6 +116,8 @@ class EmbeddedModel:
                 completion_tokens += 1
                 if choice.get("finish_reason"):
                     finish = choice["finish_reason"]
+        except AdapterError as exc:
+            raise ModelError(str(exc)) from None
         except Interrupted:
             at = llm.n_tokens  # tokens in the context when it stopped, a cached prefix included
             where = (f"after {at} of the prompt's {len(prompt_tokens)} tokens" if at < len(prompt_tokens)

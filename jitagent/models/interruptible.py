@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from llama_cpp import llama_cpp as C
 
@@ -27,6 +28,10 @@ class Interrupted(Exception):
     """Evaluation stopped because `stopping` said so; the context is consistent."""
 
 
+class AdapterError(RuntimeError):
+    """llama.cpp could not load or set a LoRA adapter (a file of another base model, say)."""
+
+
 class InterruptibleLlama(FastGrammarLlama):
     stopping: Callable[[], bool] | None = None  # set for one request; True once it is to stop
 
@@ -35,6 +40,29 @@ class InterruptibleLlama(FastGrammarLlama):
         # kept on self: llama.cpp holds only a pointer to it
         self._abort = C.ggml_abort_callback(lambda _data: self._stops())
         _set_abort_callback(self._ctx.ctx, self._abort, None)
+        self._adapters: dict[Path, object] = {}  # loaded once each, freed with the model
+        self._adapter: Path | None = None
+
+    def use_adapter(self, path: Path | None) -> None:
+        """Run the next requests with the GGUF LoRA at `path` (None: the base model alone). The cached
+        prompt was computed with the other weights, so it is dropped when the adapter changes."""
+        if path == self._adapter:
+            return
+        if path is not None and path not in self._adapters:
+            adapter = C.llama_adapter_lora_init(self._model.model, str(path).encode())
+            if not adapter:
+                raise AdapterError(f"llama.cpp could not load the adapter {path.name} for this model")
+            self._adapters[path] = adapter
+            self._stack.callback(C.llama_adapter_lora_free, adapter)
+        if path is None:
+            status = C.llama_set_adapters_lora(self._ctx.ctx, None, 0, None)
+        else:
+            chosen = (C.llama_adapter_lora_p_ctypes * 1)(self._adapters[path])
+            status = C.llama_set_adapters_lora(self._ctx.ctx, chosen, 1, (ctypes.c_float * 1)(1.0))
+        if status:
+            raise AdapterError(f"llama.cpp could not set the adapter {path}")
+        self._adapter = path
+        self.reset()
 
     def _stops(self) -> bool:
         return self.stopping is not None and self.stopping()

@@ -11,13 +11,22 @@ pass for one that honours it.
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import time
 from typing import Literal
 
 import httpx
 
-from jitagent.models.base import CHATML_STOP, Cancelled, CancelToken, Generation, ModelError, render_chatml
+from jitagent.models.base import (
+    CHATML_STOP,
+    Adapter,
+    Cancelled,
+    CancelToken,
+    Generation,
+    ModelError,
+    render_chatml,
+)
 from jitagent.usage import Usage
 
 
@@ -46,6 +55,13 @@ class OpenAICompatibleModel:
         self.timeout_s = timeout_s
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._n_supported: bool | None = None
+
+    def with_adapter(self, adapter: Adapter) -> OpenAICompatibleModel:
+        """The same server asked for the model it serves the adapter under (vLLM `--lora-modules`, a llama.cpp
+        server's alias)."""
+        adapted = copy.copy(self)
+        adapted.model, adapted.name = adapter.served_name, f"openai:{self.base_url}/{adapter.served_name}"
+        return adapted
 
     async def complete(self, messages, *, max_tokens=256, temperature=0.0, seed=None, stop=None,
                        json_schema=None, n=1, cancel: CancelToken | None = None) -> Generation:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import time
 from collections import deque
 from collections.abc import Callable
@@ -26,6 +27,12 @@ class ScriptedModel:
 
     wants_schema = False  # a reply function that takes (messages, json_schema)
 
+    def with_adapter(self, adapter) -> ScriptedModel:
+        """The same replies under the adapter's name (`calls` shared): a test sees which calls ran with it."""
+        adapted = copy.copy(self)
+        adapted.name = f"{self.name}@{adapter.id}"
+        return adapted
+
     def _next(self, messages: list[dict], json_schema: dict | None) -> str:
         if callable(self._replies):
             return self._replies(messages, json_schema) if self.wants_schema else self._replies(messages)
@@ -40,7 +47,7 @@ class ScriptedModel:
         texts = []
         for _ in range(n):
             self.calls.append({"messages": messages, "json_schema": json_schema, "temperature": temperature,
-                               "seed": seed})
+                               "seed": seed, "model": self.name})
             text = self._next(messages, json_schema)
             for s in stop or []:
                 if s in text:

@@ -46,10 +46,12 @@ class Runtime:
 
     async def stream(self, spec: HarnessSpec, task: Task, *, seed: int = 0, cancel: CancelToken | None = None,
                      deadline: float | None = None, max_steps: int | None = None, verify_answer: bool = True,
-                     examples: tuple[dict, ...] = ()) -> AsyncIterator[Step | Verdict | RunResult]:
+                     examples: tuple[dict, ...] = (), solver: ModelClient | None = None
+                     ) -> AsyncIterator[Step | Verdict | RunResult]:
         """Run `spec` on `task`. `deadline` (monotonic) and `max_steps` can only tighten the harness limits.
         `verify_answer=False` (dry runs) never consults the task's verifier. `examples`: solved tasks'
-        messages, shown in place of the spec's own `few_shot` (filled by the pipeline)."""
+        messages, shown in place of the spec's own `few_shot`; `solver`: the model this run uses in place of
+        the runtime's (the runtime's with the spec's adapter); both filled by the pipeline."""
         start = time.monotonic()
         own_deadline = start + spec.limits.timeout_s
         cancel = cancel or CancelToken()
@@ -61,7 +63,8 @@ class Runtime:
         workspace = Workspace(task.files)
         try:
             toolbox = ToolBox(workspace, [t for t in spec.tools.tools if task.allows(t)], self.sandbox)
-            run = Run(spec=spec, task=task, toolbox=toolbox, cancel=cancel, seed=seed, solver=self.solver,
+            run = Run(spec=spec, task=task, toolbox=toolbox, cancel=cancel, seed=seed,
+                      solver=solver or self.solver,
                       memory=Memory.for_spec(spec), planning=Planning.for_spec(spec),
                       action=Action.for_spec(spec), verify=Verify.for_spec(spec), vote=Vote.for_spec(spec),
                       prompts=ControlPrompts(spec.prompts.control), examples=examples)

@@ -3,14 +3,17 @@
 import asyncio
 import json
 
+import pytest
+
 import jitagent.runtime.agent as agent_module
 from harness_bank.router import ROUTES
-from jitagent.benchmark.arms import ARMS
+from jitagent.benchmark.arms import ADAPTER_ARMS, ARMS
 from jitagent.benchmark.ledger import Ledger
 from jitagent.benchmark.report import markdown, report
 from jitagent.benchmark.runner import Bench, BenchConfig
 from jitagent.benchmark.stats import bootstrap_ci, summarize
 from jitagent.models.scripted import ScriptedModel, instant_model
+from jitagent.training.lora import TrainConfig
 
 
 def suite(tmp_path, per_split: dict[str, int] | None = None):
@@ -27,10 +30,16 @@ def suite(tmp_path, per_split: dict[str, int] | None = None):
     return str(path)
 
 
-def make_bench(tmp_path, arms=ARMS, per_split: dict[str, int] | None = None):
+UNTRAINED = tuple(a for a in ARMS if a not in ADAPTER_ARMS)  # the adapter arms train a real model (below)
+
+
+def make_bench(tmp_path, arms=UNTRAINED, per_split: dict[str, int] | None = None, **config):
     tmp_path.mkdir(parents=True, exist_ok=True)
-    solver = ScriptedModel(lambda m: "print(7)" if "```python" in m[-1]["content"] else "Final answer: 7")
-    config = BenchConfig(suite=suite(tmp_path, per_split), out=tmp_path / "out", repeats=2, n=1, arms=arms)
+    name = "smollm2-135m" if set(arms) & set(ADAPTER_ARMS) else "scripted"  # what an adapter is trained of
+    solver = ScriptedModel(lambda m: "print(7)" if "```python" in m[-1]["content"] else "Final answer: 7",
+                           name=name)
+    config = BenchConfig(suite=suite(tmp_path, per_split), out=tmp_path / "out", **{"repeats": 2, "n": 1,
+                                                                                      "arms": arms} | config)
     return Bench(config, solver, instant_model())
 
 
@@ -62,6 +71,8 @@ def test_all_arms_run_report_and_resume_without_rerunning_genuine_results(tmp_pa
     assert text.count("| fixed:direct | 4 |") == 1  # its wall times: 4 units
     assert (tmp_path / "out" / "pareto.png").stat().st_size > 0
     assert (tmp_path / "out" / "stream.png").stat().st_size > 0
+    # the plots are linked beside report.md, so the report reads the same in any checkout
+    assert "![pareto](pareto.png)" in text and str(tmp_path) not in text
 
 
 def test_wall_times_are_the_median_the_99th_percentile_and_the_maximum(tmp_path):
@@ -196,3 +207,30 @@ def test_the_tool_arms_writer_never_sees_a_final_task(tmp_path):
     assert not [t.prompt for t in bench.tasks("score") if t.prompt in seen]  # score gates, unseen
     steps = (tmp_path / "out" / "tools-jit_tools.jsonl").read_text()
     assert '"kind": "tools"' in steps and "Code written ahead of time for `jit_tools`" in report(bench, "x")
+
+
+@pytest.mark.slow
+def test_the_adapter_arms_learn_from_learn_gate_on_score_and_never_train_on_final(tmp_path, monkeypatch):
+    """A real LoRA of SmolLM2-135M trained on the warm bank's verified runs (the scripted solver's answers,
+    under SmolLM2's name), gated on every score task; the fixed arm and the stream run with it, and the report
+    says what training cost."""
+    from jitagent.benchmark import adapted
+
+    monkeypatch.setenv("JITAGENT_CACHE", str(tmp_path / "cache"))
+    trained_on = []
+    train = adapted.train_adapter
+
+    def spy(bank, records, **kw):
+        trained_on.extend(m["content"] for r in records for m in r["messages"])
+        return train(bank, records, **kw)
+    monkeypatch.setattr(adapted, "train_adapter", spy)
+    bench = make_bench(tmp_path, arms=("fixed", *ADAPTER_ARMS), fixed_top=1, warm_top=1, repeats=1,
+                       train=TrainConfig(rank=4, epochs=1, accumulate=1))
+    asyncio.run(bench.run(progress=False))
+    assert trained_on and not any("of final" in text for text in trained_on)  # learn's runs, never final
+    arms = {arm for arm, _, _ in bench.ledger.units}
+    [fixed_adapter] = [a for a in arms if a.startswith("fixed_adapter:")]
+    assert "jit_examples_adapter" in arms and len(bench.ledger.rows(fixed_adapter)) == 4
+    assert all(r["task_id"].startswith("final-") for r in bench.ledger.rows(fixed_adapter))
+    text = report(bench, "jitagent bench --suite tiny")
+    assert "Adapter `bench`" in text and "gate on 4 `score` tasks" in text and f"| {fixed_adapter} |" in text

@@ -1,0 +1,67 @@
+"""The adapter arms' bank: the examples arms' warm bank after a LoRA of the solver was trained on its
+verified `learn` runs (and, with `--corrections N`, verified corrections of its failed ones by the tool
+writer) and gated on every `score` task — built once, resumable (the bank keeps each adapter; training keeps
+its checkpoint), and never reading `final`: its tasks are held out of the training data as well. With
+corrections, a second adapter is trained on the same runs without them (`PLAIN`): what the corrections are
+worth, in the fixed arm.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from harness_bank import HarnessBank
+from harness_bank.adapters import AdapterRecord
+from jitagent.catalog import spec_reader
+from jitagent.models.base import base_model
+from jitagent.runtime.agent import Runtime
+from jitagent.training.correct import CorrectionConfig, Yield
+from jitagent.training.export import ExportConfig
+from jitagent.training.gate import Gate, gate
+from jitagent.training.trainer import Experts, train_adapter, training_data
+
+NAME, PLAIN = "bench", "bench-plain"
+
+
+async def adapted_bank(bench, source: Path) -> tuple[Path, list[AdapterRecord]]:
+    """The bank at out/adapter.db (a copy of `source`) holding the bench's adapters, the first gated."""
+    out = bench.config.out
+    path = out / "adapter.db"
+    if not path.exists():
+        from jitagent.benchmark.runner import copy_bank
+        copy_bank(source, path)
+    bank = HarnessBank(path)
+    try:
+        adapter = bank.adapter(NAME) or await _train(bench, bank, NAME, bench.config.corrections)
+        if adapter.gate is None:
+            tasks = bench.tasks("score", every=True)
+            job = bench.bar.add_task("gate", total=len(tasks))
+            async for _ in gate(bank, Runtime(bench.solver), adapter, tasks, bench.config.budget_s, Gate()):
+                bench.bar.advance(job)
+            adapter = bank.adapter(adapter.id)
+        adapters = [adapter]
+        if bench.config.corrections:  # the ablation: the same runs, no corrections
+            adapters.append(bank.adapter(PLAIN) or await _train(bench, bank, PLAIN, 0))
+        return path, adapters
+    finally:
+        bank.close()
+
+
+async def _train(bench, bank: HarnessBank, name: str, corrections: int) -> AdapterRecord:
+    held_out = frozenset(t.prompt for t in bench.tasks("final", every=True))
+    experts = None
+    tally = Yield()
+    if corrections:
+        experts = Experts(bench.drafts.model, bench.solver,
+                          CorrectionConfig(tries=corrections, budget_s=bench.config.budget_s))
+    records = await training_data(bank, spec_reader(bank), ExportConfig(held_out=held_out), experts, tally)
+    job = bench.bar.add_task(f"train {name}", total=None)
+
+    def on_step(step: int, steps: int, info: dict) -> None:
+        bench.bar.update(job, total=steps, completed=step)
+
+    return await asyncio.to_thread(train_adapter, bank, records, base_model=base_model(bench.solver),
+                                   config=bench.config.train, name=name,
+                                   workdir=bench.config.out / f"train-{name}",
+                                   tally=tally if corrections else None, on_step=on_step)

@@ -19,7 +19,7 @@ from pathlib import Path
 from harness_bank import HarnessBank
 from harness_bank.adapters import AdapterRecord
 from harness_bank.records import BankError
-from jitagent.models.base import Adapter, ModelClient
+from jitagent.models.base import Adapter, ModelClient, ModelError, base_model
 from jitagent.models.gguf import cache_dir
 from jitagent.spec import HarnessSpec
 
@@ -36,9 +36,23 @@ def adapter_variant(spec: HarnessSpec, adapter: AdapterRecord) -> HarnessSpec:
     return HarnessSpec.model_validate(data).derive(parent_id=spec.id, origin="evolved", generator="adapter")
 
 
+class AdapterUnavailable(ModelError):
+    """A harness names an adapter this solver cannot run with: not in the bank, or of another base model."""
+
+
 def solver_for(bank: HarnessBank, solver: ModelClient, spec: HarnessSpec) -> ModelClient:
-    """The solver as `spec` runs it: with its adapter, where it names one."""
-    return solver if spec.adapter is None else solver.with_adapter(resolve(bank, spec.adapter))
+    """The solver as `spec` runs it: with its adapter, where it names one. AdapterUnavailable where the bank
+    does not hold it or it adapts another model than this solver's."""
+    if spec.adapter is None:
+        return solver
+    record = bank.adapter(spec.adapter)
+    if record is None or record.id != spec.adapter:
+        raise AdapterUnavailable(f"harness {spec.name} runs with adapter {spec.adapter}, which is not in the "
+                                 "bank")
+    if record.base_model != base_model(solver):
+        raise AdapterUnavailable(f"harness {spec.name} runs with adapter {record.id} of {record.base_model}; "
+                                 f"this solver is {base_model(solver)}")
+    return solver.with_adapter(resolve(bank, spec.adapter))
 
 
 def adapter_dir() -> Path:

@@ -126,8 +126,12 @@ def _adapter_row(a) -> dict:
 
 
 def cmd_adapters(args) -> int:
-    """The solver's adapters the bank trained, newest first."""
-    adapters = _open(args).list_adapters()
+    """The solver's adapters the bank trained, newest first; with --files DIR, one adapter's files written
+    there: ID.gguf (llama.cpp: `--lora`, `Llama(lora_path=...)`) and ID-peft/ (vLLM: `--lora-modules`)."""
+    bank = _open(args)
+    if args.files:
+        return _write_adapter_files(args, bank)
+    adapters = bank.list_adapters()
 
     def render():
         shown = table("id", "name", "base model", "examples", "corrected", "train s", "gate", "created")
@@ -138,6 +142,24 @@ def cmd_adapters(args) -> int:
                           _when(a.created_at))
         console().print(shown if adapters else "no adapters yet: `jitagent train` makes one")
     return _out(args, [_adapter_row(a) for a in adapters], render)
+
+
+def _write_adapter_files(args, bank) -> int:
+    import io
+    import zipfile
+
+    from jitagent.cli_common import Failure
+
+    adapter = bank.adapter(args.adapter or "")
+    if adapter is None:
+        raise Failure(f"--files needs an adapter id or name (see `bank adapters`), got {args.adapter!r}", 2)
+    args.files.mkdir(parents=True, exist_ok=True)
+    gguf, peft = args.files / f"{adapter.id}.gguf", args.files / f"{adapter.id}-peft"
+    gguf.write_bytes(bank.adapter_file(adapter.id))
+    zipfile.ZipFile(io.BytesIO(bank.adapter_file(adapter.id, "peft"))).extractall(peft)
+    return _out(args, {"gguf": str(gguf), "peft": str(peft), "served_as": adapter.served_name},
+                lambda: print(f"{gguf}\n{peft}/  (vllm serve ... --enable-lora --lora-modules "
+                              f"{adapter.served_name}={peft})"))
 
 
 def _show_adapter(args, view) -> int:
@@ -384,7 +406,8 @@ def add_commands(sub) -> None:
                                                      "this origin")
     add("show", cmd_show, "one harness (spec, code, lineage, evidence) or adapter").add_argument(
         "name_or_id", metavar="NAME|ID", help="a harness or adapter id, or a name (the newest of that name)")
-    add("adapters", cmd_adapters, "the solver's adapters trained on the bank's runs (`jitagent train`)")
+    add_adapters(add("adapters", cmd_adapters, "the solver's adapters trained on the bank's runs (`jitagent "
+                     "train`)"))
     add("lineage", cmd_lineage, "a harness and its ancestors").add_argument(
         "name_or_id", metavar="NAME|ID", help="a harness id, or a name (the newest of that name)")
     p = add("search", cmd_search, "top-k harnesses for a task text")
@@ -416,6 +439,12 @@ def add_commands(sub) -> None:
                         "verified solutions (prompts.examples), which then enters every cluster's arms")
     add_export(add("export", cmd_export, "training data from the bank's verified runs: SFT records and "
                    "preference pairs, JSONL in the shapes TRL reads"))
+
+
+def add_adapters(p) -> None:
+    p.add_argument("adapter", nargs="?", metavar="ID|NAME", help="with --files: the adapter to write")
+    p.add_argument("--files", type=Path, metavar="DIR",
+                   help="write the adapter's GGUF LoRA and PEFT folder here, for llama.cpp and vLLM")
 
 
 def add_export(p) -> None:

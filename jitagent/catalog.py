@@ -24,12 +24,16 @@ def load_seeds() -> dict[str, HarnessSpec]:
 
 
 def resolve_harness(name_or_path: str) -> HarnessSpec:
-    """A seed by name, or a spec file."""
+    """A seed by name, or a spec file (not one that runs with an adapter: its weights are in a bank)."""
     seeds = load_seeds()
     if name_or_path in seeds:
         return seeds[name_or_path]
     if Path(name_or_path).exists():
-        return load_spec(name_or_path)
+        spec = load_spec(name_or_path)
+        if spec.adapter is not None:
+            raise ValueError(f"{name_or_path}: the harness runs with adapter {spec.adapter}, which lives in "
+                             "a bank: run it where the bank is (jitagent solve without --harness, or serve)")
+        return spec
     raise ValueError(f"no harness {name_or_path!r}: not a seed ({', '.join(seeds)}) nor a file")
 
 

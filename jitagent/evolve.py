@@ -29,6 +29,7 @@ from pathlib import Path
 
 from harness_bank import HarnessBank
 from harness_bank.router import Arm, Router
+from jitagent.adapters import solver_for
 from jitagent.pipeline import JitPipeline, record_verified
 from jitagent.runtime.events import RunResult
 from jitagent.spec import HarnessSpec
@@ -249,7 +250,8 @@ class Evolver:
     async def _run(self, spec: HarnessSpec, task: Task, seed: int, step) -> RunResult:
         """`spec` on `task` within the budget; its tokens added to the step's execution tokens."""
         deadline = None if self.budget_s is None else time.monotonic() + self.budget_s
-        run = await self.pipeline.runtime.run(spec, task, seed=seed, deadline=deadline)
+        solver = await asyncio.to_thread(solver_for, self.bank, self.pipeline.solver, spec)
+        run = await self.pipeline.runtime.run(spec, task, seed=seed, deadline=deadline, solver=solver)
         step.execution_tokens = known_sum(step.execution_tokens, run.cost.tokens)
         return run
 

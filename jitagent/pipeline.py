@@ -85,7 +85,8 @@ class JitPipeline:
         self.config = config or PipelineConfig()
         self.router = Router(self.config.router)
         self.runtime = Runtime(solver)
-        self.synthesizer = Synthesizer(meta, self.runtime, self.config.synthesis)
+        self.synthesizer = Synthesizer(meta, self.runtime, self.config.synthesis,
+                                       functools.partial(solver_for, bank, solver))
         self.toolshop = Toolshop(bank, writer or meta, self.config.toolmaking, self.config.plateau)
         self.spec_of = spec_reader(bank)
         self.retrainer = Retrainer(bank, base_model(solver), self.config.retrain)

@@ -41,15 +41,18 @@ async def adapted_bank(bench, source: Path) -> tuple[Path, list[AdapterRecord]]:
                 bench.bar.advance(job)
             adapter = bank.adapter(adapter.id)
         adapters = [adapter]
-        if bench.config.corrections:  # the ablation: the same runs, no corrections
-            adapters.append(bank.adapter(PLAIN) or await _train(bench, bank, PLAIN, 0))
+        if bench.config.corrections:  # the ablation: the same runs, no corrections; never an arm
+            plain = bank.adapter(PLAIN) or await _train(bench, bank, PLAIN, 0)
+            if plain.gate is None:
+                bank.set_adapter_gate(plain.id, {"accepted": False, "ablation": True})
+            adapters.append(plain)
         return path, adapters
     finally:
         bank.close()
 
 
 async def _train(bench, bank: HarnessBank, name: str, corrections: int) -> AdapterRecord:
-    held_out = frozenset(t.prompt for t in bench.tasks("final", every=True))
+    held_out = frozenset(t.prompt for split in ("score", "final") for t in bench.tasks(split, every=True))
     experts = None
     tally = Yield()
     if corrections:

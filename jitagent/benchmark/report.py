@@ -276,10 +276,10 @@ def adapter_summary(bench, rows: list[dict], adapter) -> str:
     corrected = (f"; corrections by the tool writer: {s.get('corrections_kept', 0)} verified of "
                  f"{s.get('corrections_tried', 0)} failed runs tried, {_num(expert)} tokens, "
                  f"{s.get('correction_wall_s', 0) / 60:.1f} min") if "corrections_tried" in s else ""
-    gated = ("; not gated" if not gate else
+    gated = ("; not gated" if not gate else "; an ablation, never an arm" if gate.get("ablation") else
              f"; gate on {gate['tasks']} `score` tasks: {_fmt(gate['variant_reward'])} with it vs "
              f"{_fmt(gate['parent_reward'])} without ({'passed' if gate['accepted'] else 'refused'}, "
-             f"{gate['wall_s'] / 60:.1f} min)")
+             f"{_num(gate.get('tokens'))} tokens, {gate['wall_s'] / 60:.1f} min)")
     per_task = s["train_s"] / tasks if tasks else None
     return (f"Adapter `{adapter.name}` ({adapter.id}, LoRA rank {adapter.config['rank']} of "
             f"{adapter.base_model}): "

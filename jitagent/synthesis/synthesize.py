@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -139,10 +140,14 @@ class CandidateChecked:
 
 
 class Synthesizer:
-    def __init__(self, meta: ModelClient, runtime: Runtime | None, config: SynthesisConfig | None = None):
+    def __init__(self, meta: ModelClient, runtime: Runtime | None, config: SynthesisConfig | None = None,
+                 solvers: Callable[[HarnessSpec], ModelClient] | None = None):
+        """`solvers`: the solver a candidate runs with (its adapter's), for its dry run (default: the
+        runtime's)."""
         self.meta = meta
         self.runtime = runtime
         self.config = config or SynthesisConfig()
+        self.solvers = solvers
 
     async def stream(self, task: Task, references: list[HarnessSpec], prior: dict[str, float | None],
                      seed: int = 0, cancel: CancelToken | None = None, n: int | None = None,
@@ -233,8 +238,10 @@ class Synthesizer:
     async def _dry_run(self, candidate: Candidate, task: Task, cost: SynthesisCost, seed: int,
                        cancel: CancelToken | None) -> None:
         """Rung 5: run on the task with a step cap; a harness error (not a wrong answer) breaks it."""
+        solver = await asyncio.to_thread(self.solvers, candidate.spec) if self.solvers else None
         result = await self.runtime.run(candidate.spec, task, seed=seed, max_steps=self.config.dry_run_steps,
-                                        verify_answer=False, deadline=cancel.deadline if cancel else None)
+                                        verify_answer=False, deadline=cancel.deadline if cancel else None,
+                                        solver=solver)
         if cancel is not None and cancel.is_cancelled():
             raise Cancelled("synthesis cancelled during a dry run")
         cost.dry_run.add_cost(result.cost)

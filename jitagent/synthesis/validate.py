@@ -112,6 +112,14 @@ def parse_output(text: str, parents: dict[str, HarnessSpec], ceilings: Ceilings)
                      [Check("json", True), Check("spec", True)], notes)
 
 
+def parents_adapter(spec: HarnessSpec, parents: dict[str, HarnessSpec], notes: list[str]) -> HarnessSpec:
+    """A variant runs with its parent's adapter or none: a meta-model never names weights of its own."""
+    if spec.adapter is None or spec.adapter in {p.adapter for p in parents.values()}:
+        return spec
+    notes.append(f"adapter {spec.adapter!r} is no parent's: dropped")
+    return parse_spec(spec.model_dump(mode="json") | {"adapter": None})
+
+
 def clamp(spec: HarnessSpec, ceilings: Ceilings, notes: list[str]) -> HarnessSpec:
     """Small models ignore a schema's `maximum` under a grammar: clamp what is merely too big."""
     limits = spec.limits.model_dump()
@@ -231,8 +239,8 @@ async def validate_static(text: str, parents: dict[str, HarnessSpec], task: Task
     result = parse_output(text, parents, ceilings)
     if result.spec is None:
         return result
-    result.spec = drop_copied_text(clamp(result.spec, ceilings, result.notes), (task.prompt, *shown), parents,
-                                   result.notes)
+    spec = parents_adapter(clamp(result.spec, ceilings, result.notes), parents, result.notes)
+    result.spec = drop_copied_text(spec, (task.prompt, *shown), parents, result.notes)
     errors = semantic_errors(result.spec, task, ceilings)
     result.checks.append(Check("semantic", not errors, "; ".join(errors)))
     if errors:

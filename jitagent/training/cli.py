@@ -78,12 +78,15 @@ def _records(args, bank, solver) -> tuple[list[dict], object]:
     their yield; None without); Failure when there is nothing to learn from."""
     from jitagent.catalog import spec_reader
     from jitagent.models import load_model
-    from jitagent.tasks import load_suite
+    from jitagent.tasks import load_suite, suite_names
     from jitagent.training.correct import Yield
     from jitagent.training.export import ExportConfig
     from jitagent.training.trainer import Experts, training_data
 
-    held_out = frozenset(t.prompt for suite in args.held_out_suite for t in load_suite(suite, "final"))
+    # never learned from: the final split of the suites named (default: every bundled suite) and the gate's
+    held = [(suite, "final") for suite in args.held_out_suite or suite_names()]
+    held += [(args.gate, "score")] if args.gate else []
+    held_out = frozenset(t.prompt for suite, split in held for t in load_suite(suite, split))
     experts = None
     if args.expert:
         experts = Experts(load_model(args.expert, slot="expert", api_key=api_key(args)), solver,
@@ -132,7 +135,8 @@ def add_commands(sub) -> None:
                    help="a run with at least this reward is learned from")
     p.add_argument("--per-cluster", type=COUNT, default=200, help="records per cluster at most, the newest")
     p.add_argument("--held-out-suite", action="append", default=[], metavar="SUITE",
-                   help="never learn from a task of this suite's final split (repeatable)")
+                   help="never learn from a task of this suite's final split (repeatable; default: every "
+                   "bundled suite's; the --gate suite's score split is never learned from either)")
     p.add_argument("--expert", metavar="MODEL", help="correct failed runs with this stronger model (e.g. "
                    "qwen2.5-coder-1.5b, or an OpenAI-compatible URL); only verified corrections are kept")
     p.add_argument("--corrections", type=COUNT, default=CorrectionConfig().tries,

@@ -11,6 +11,7 @@ whole expert runs instead lost points in the field's measurement).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from harness_bank import HarnessBank
 from harness_bank.records import Solution
+from jitagent.adapters import solver_for
 from jitagent.models.base import Generation, ModelClient
 from jitagent.runtime.agent import Runtime
 from jitagent.spec import HarnessSpec
@@ -40,8 +42,8 @@ class CorrectionConfig(BaseModel):
 
 @dataclass
 class Yield:
-    """What correcting cost and gave: runs tried, corrections verified, the expert's tokens (None where
-    its back-end could not tell) and wall time."""
+    """What correcting cost and gave: runs tried, corrections verified, the tokens of the expert and of the
+    replayed runs (None where a back-end could not tell) and wall time."""
 
     tried: int = 0
     kept: int = 0
@@ -119,12 +121,15 @@ async def corrections(bank: HarnessBank, spec_of: Callable[[str], HarnessSpec], 
             tally.wall_s += time.monotonic() - start
         tally.count(rewrite.usage)
         earlier = [t["content"] for t in run.turns[:at] if t["role"] == "assistant"]
-        replayed = await Runtime(Replay([*earlier, rewrite.text.strip()], solver)).run(
+        own = await asyncio.to_thread(solver_for, bank, solver, spec)  # the run's weights, its adapter's
+        replayed = await Runtime(Replay([*earlier, rewrite.text.strip()], own)).run(
             spec, task, deadline=time.monotonic() + config.budget_s)
         tally.wall_s += replayed.cost.wall_s
+        tally.count(replayed.cost.usage)  # the solver's turns after the corrected one, where it took any
         if replayed.reward is None or replayed.reward < config.min_reward or replayed.solution is None:
             continue
         tally.kept += 1
-        yield {"messages": [*opening(spec, run.task_text), *replayed.solution],
+        prompt = opening(spec, run.task_text)
+        yield {"messages": [*prompt, *replayed.solution], "prompt_messages": len(prompt),
                "run_id": f"correction:{run.run_id or f'outcome:{run.outcome_id}'}", "harness_id": spec.id,
                "cluster": run.cluster, "reward": replayed.reward}

@@ -1,8 +1,9 @@
 """Training data from the bank's own verified runs, in the JSONL shapes TRL reads.
 
-- SFT records (`{"messages": [...]}`): a run with reward ≥ `min_reward`, as the solver saw it — the system
-  prompt and first user message of the harness it ran in, filled for its task — and the assistant turns
-  (with the observations between them) that gave its answer. Deduplicated by task text and turns; at most
+- SFT records (`{"messages": [...], "prompt_messages": n}`): a run with reward ≥ `min_reward`, as the solver
+  saw it — the system prompt, few-shot pairs and first user message of the harness it ran in, filled for its
+  task (the first `n` messages: the prompt, not learned) — and the assistant turns (with the observations
+  between them) that gave its answer. Deduplicated by task text and turns; at most
   `per_cluster` per cluster, the newest.
 - Preference pairs (`{"prompt", "chosen", "rejected"}`, conversational): the same task text, a run that
   passed and one that failed, both of the same action format; the prompt is the passed run's harness's.
@@ -61,7 +62,8 @@ def sft_records(bank: HarnessBank, spec_of: Callable[[str], HarnessSpec], config
             continue
         seen.add(key)
         per_cluster[s.cluster] += 1
-        yield {"messages": [*opening(spec_of(s.harness_id), s.task_text), *s.turns], "run_id": source(s),
+        prompt = opening(spec_of(s.harness_id), s.task_text)
+        yield {"messages": [*prompt, *s.turns], "prompt_messages": len(prompt), "run_id": source(s),
                "harness_id": s.harness_id, "cluster": s.cluster, "reward": s.reward}
 
 

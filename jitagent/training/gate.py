@@ -1,8 +1,10 @@
 """Ahead of time, an adapter earns its place before its harness variants join the clusters' arms: on a suite's
 `score` tasks (never trained on, never `final`), each task's cluster's best arm runs with and without the
 adapter, the same seed and budget; the adapter passes when its variants score at least what their parents
-do. A passed adapter's variant outcomes are recorded, so each enters its cluster's arms with evidence from
-tasks it did not learn from; a failed one stays in the bank, marked, and no variant of it becomes an arm.
+do. A passed adapter's variants enter their clusters' arms with their gate runs as evidence — their reward
+and cost only: no turns, answer, trace or labelled task, so no `score` task is ever shown as an example,
+exported for training, corrected or written code for. A failed adapter stays in the bank, marked, and no
+variant of it becomes an arm.
 """
 
 from __future__ import annotations
@@ -11,17 +13,18 @@ import asyncio
 import statistics
 import time
 from collections.abc import AsyncIterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from harness_bank import HarnessBank
 from harness_bank.adapters import AdapterRecord
 from harness_bank.router import Router, RouterConfig
 from jitagent.adapters import adapter_variant, solver_for
 from jitagent.catalog import spec_reader
-from jitagent.pipeline import record_verified
+from jitagent.pipeline import outcome_of
 from jitagent.runtime.agent import Runtime
 from jitagent.spec import HarnessSpec
 from jitagent.tasks import Task
+from jitagent.usage import known_sum
 
 
 @dataclass
@@ -32,7 +35,7 @@ class GateUnit:
     variant: str
     parent_reward: float
     variant_reward: float
-    tokens: tuple[int | None, int | None]  # the parent's run's and the variant's
+    tokens: tuple[int | None, int | None]  # the parent's run's and the variant's (None: unknown)
 
 
 @dataclass
@@ -56,6 +59,7 @@ class Gate:
     def verdict(self) -> dict:
         return {"accepted": self.accepted, "tasks": len(self.units), "skipped": self.skipped,
                 "parent_reward": self.parent_mean, "variant_reward": self.variant_mean,
+                "tokens": known_sum(*(t for u in self.units for t in u.tokens)),
                 "wall_s": round(self.wall_s, 1)}
 
 
@@ -104,4 +108,6 @@ async def gate(bank: HarnessBank, runtime: Runtime, adapter: AdapterRecord, task
         for task, variant, run, cluster in kept:
             if run.error is None or run.interrupted:  # out of the budget is a genuine 0
                 await asyncio.to_thread(bank.add_harness, variant.model_dump(mode="json"))
-                await asyncio.to_thread(record_verified, bank, task, variant, run, cluster)
+                evidence = replace(outcome_of(task, variant, run, cluster), answer=None, trace="",
+                                   solution=None)
+                await asyncio.to_thread(bank.record_outcome, evidence)

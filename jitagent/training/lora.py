@@ -55,18 +55,23 @@ class Trained:
 
 
 def data_digest(records: Sequence[dict]) -> str:
-    """What the adapter learned from, as one digest: the records' messages in order."""
-    canonical = json.dumps([r["messages"] for r in records], sort_keys=True, separators=(",", ":"))
+    """What the adapter learned from, as one digest: the records' messages in order, and where each one's
+    learned turns begin."""
+    canonical = json.dumps([[r["messages"], r.get("prompt_messages", 0)] for r in records], sort_keys=True,
+                           separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def encode(messages: list[dict], tokenize: Callable[[str], list[int]]) -> tuple[list[int], list[int]]:
+def encode(messages: list[dict], tokenize: Callable[[str], list[int]],
+           learn_from: int = 0) -> tuple[list[int], list[int]]:
     """Token ids of `messages` rendered as ChatML (as `render_chatml` prompts the model) and their labels:
-    an assistant turn's text and its end token are learned, everything else is IGNORED."""
+    the text and end token of an assistant turn from message `learn_from` on are learned (the prompt's
+    few-shot answers before it are not: they are the harness's, the same in every record), everything else
+    is IGNORED."""
     ids: list[int] = []
     labels: list[int] = []
-    for m in messages:
-        learned = m["role"] == "assistant"
+    for index, m in enumerate(messages):
+        learned = m["role"] == "assistant" and index >= learn_from
         for piece, learn in ((f"<|im_start|>{m['role']}\n", False), (m["content"], learned),
                              ("<|im_end|>", learned), ("\n", False)):
             tokens = tokenize(piece) if piece else []
@@ -99,13 +104,14 @@ def train(records: Sequence[dict], gguf_path: Path, config: TrainConfig, workdir
     torch.set_num_threads(os.cpu_count() or 2)
     base, tokenizer = load_base(gguf_path)
     tokenize = lambda text: tokenizer(text, add_special_tokens=False).input_ids  # noqa: E731
-    encoded = [encode(r["messages"], tokenize) for r in records[:config.max_examples]]
+    encoded = [encode(r["messages"], tokenize, r.get("prompt_messages", 0))
+               for r in records[:config.max_examples]]
     usable = [e for e in encoded if len(e[0]) <= config.max_tokens and any(x != IGNORED for x in e[1])]
     if not usable:
         raise ValueError(f"none of the {len(encoded)} records fits in max_tokens {config.max_tokens} "
                          "with an assistant turn to learn")
-    run = _Run(base, usable, config, workdir / "checkpoint.pt",
-               config.model_dump_json() + data_digest(records[:config.max_examples]))
+    fingerprint = f"{gguf_path.name}:{config.model_dump_json()}:{data_digest(records[:config.max_examples])}"
+    run = _Run(base, usable, config, workdir / "checkpoint.pt", fingerprint)
     if on_step is not None:
         on_step(0, run.steps, {})
     while run.state["step"] < run.steps:

@@ -34,13 +34,13 @@ class Experts:
 
 async def training_data(bank: HarnessBank, spec_of: Callable[[str], HarnessSpec], export: ExportConfig,
                         experts: Experts | None, tally: Yield) -> list[dict]:
-    """SFT records of the bank's verified runs, then of its corrected failed runs (their turns verified)."""
-    records = await asyncio.to_thread(lambda: list(sft_records(bank, spec_of, export)))
+    """SFT records of the bank's corrected failed runs (their turns verified), then of its verified runs: the
+    corrections first, so that a cap on examples never drops what the expert was paid for."""
+    corrected = []
     if experts is not None:
-        async for record in corrections(bank, spec_of, experts.expert, experts.solver, experts.config,
-                                        export.held_out, tally):
-            records.append(record)
-    return records
+        corrected = [record async for record in corrections(bank, spec_of, experts.expert, experts.solver,
+                                                            experts.config, export.held_out, tally)]
+    return corrected + await asyncio.to_thread(lambda: list(sft_records(bank, spec_of, export)))
 
 
 def train_adapter(bank: HarnessBank, records: list[dict], *, base_model: str, config: TrainConfig,

@@ -3,6 +3,7 @@ verified runs, listed and shown with its lineage and cost, gated on a suite's sc
 one line and exit status 2."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -36,6 +37,11 @@ def test_train_lists_shows_and_gates_an_adapter(seeded_bank, tmp_path, capsys):
     assert shown["stats"]["train_s"] > 0 and len(shown["gate"]["units"]) == 2
     if trained["gate"]["accepted"]:  # its variants ran on the gate's tasks: evidence of their own
         assert sum(e["runs"] for e in shown["evidence"]) == 2
+    assert main(["bank", "adapters", "times", "--files", str(tmp_path / "out"), *bank, "--json"]) == 0
+    files = json.loads(capsys.readouterr().out)
+    assert Path(files["gguf"]).read_bytes()[:4] == b"GGUF"  # llama.cpp's file, and vLLM's folder
+    assert sorted(p.name for p in (tmp_path / "out").glob("*-peft/*")) == ["adapter_config.json",
+                                                                          "adapter_model.safetensors"]
 
 
 def test_a_bad_setting_or_an_empty_bank_is_one_line(seeded_bank, tmp_path, capsys):

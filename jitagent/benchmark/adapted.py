@@ -1,9 +1,9 @@
 """The adapter arms' bank: the examples arms' warm bank after a LoRA of the solver was trained on its
 verified `learn` runs (and, with `--corrections N`, verified corrections of its failed ones by the tool
 writer) and gated on every `score` task — built once, resumable (the bank keeps each adapter; training keeps
-its checkpoint), and never reading `final`: its tasks are held out of the training data as well. With
-corrections, a second adapter is trained on the same runs without them (`PLAIN`): what the corrections are
-worth, in the fixed arm.
+its checkpoint), and never reading `final`: its tasks are held out of the training data as well. Where
+corrections were verified, a second adapter is trained on the same runs without them (`PLAIN`): what the
+corrections are worth, in the fixed arm (with none kept it would be the same data, the same adapter).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ async def adapted_bank(bench, source: Path) -> tuple[Path, list[AdapterRecord]]:
                 bench.bar.advance(job)
             adapter = bank.adapter(adapter.id)
         adapters = [adapter]
-        if bench.config.corrections:  # the ablation: the same runs, no corrections; never an arm
+        if adapter.stats.get("corrected_records"):  # the ablation: the same runs, none corrected; not an arm
             plain = bank.adapter(PLAIN) or await _train(bench, bank, PLAIN, 0)
             if plain.gate is None:
                 bank.set_adapter_gate(plain.id, {"accepted": False, "ablation": True})

@@ -34,7 +34,7 @@ EXPERT_SYSTEM = ("You correct one turn of an assistant's work. The assistant's t
 
 
 class CorrectionConfig(BaseModel):
-    tries: int = Field(40, ge=1, le=10_000, description="failed runs tried at most, the newest first")
+    tries: int = Field(40, ge=1, le=10_000, description="failed runs tried at most (worth_correcting)")
     min_reward: float = Field(1.0, gt=0, le=1, description="what a corrected run must score to be kept")
     max_tokens: int = Field(512, ge=16, le=4096, description="the expert's rewritten turn, at most")
     budget_s: float = Field(60.0, gt=0, le=1800, description="a replayed run's wall-clock budget")
@@ -89,6 +89,24 @@ def expert_messages(spec: HarnessSpec, failed: Solution, at: int) -> list[dict]:
                                         "Write the corrected turn only."}]
 
 
+def worth_correcting(bank: HarnessBank, failed: list[Solution]) -> list[Solution]:
+    """The order failed runs are tried in: the clusters in turn, so that one cluster cannot take every try,
+    and in each the runs of its better arms first (by the bank's mean reward; the newest first among equals).
+    An adapter serves the arms that win; a corrected turn of an arm that rarely wins teaches them little (30
+    tries that took the newest failures all went to a cheap arm's direct answers, and none was kept)."""
+    mean = {}
+    for run in failed:
+        key = (run.cluster, run.harness_id)
+        if key not in mean:
+            stats = bank.cluster_stats(*key)
+            mean[key] = stats.mean_reward if stats else 0.0
+    by_cluster: dict[str, list[Solution]] = {}
+    for run in sorted(failed, key=lambda r: -mean[r.cluster, r.harness_id]):  # stable: newest first kept
+        by_cluster.setdefault(run.cluster, []).append(run)
+    queues = list(by_cluster.values())
+    return [queue[i] for i in range(max(map(len, queues), default=0)) for queue in queues if i < len(queue)]
+
+
 def labelled_task(bank: HarnessBank, failed: Solution) -> Task | None:
     """The failed run's task with its verifier, as its cluster's labelled tasks keep it."""
     found = next((t for t in bank.labelled_tasks(failed.cluster) if t.get("id") == failed.task_id), None)
@@ -104,7 +122,7 @@ async def corrections(bank: HarnessBank, spec_of: Callable[[str], HarnessSpec], 
     held = {text.strip() for text in held_out}
     failed = [s for s in bank.solutions(None, 0.0, None)
               if s.reward < config.min_reward and s.task_text.strip() not in held]
-    for run in failed:
+    for run in worth_correcting(bank, failed):
         if tally.tried >= config.tries:
             break
         spec, at = spec_of(run.harness_id), failing_turn(run.turns)

@@ -5,12 +5,16 @@ programs are right or wrong as each test needs)."""
 import asyncio
 import re
 
+import numpy as np
+
+from harness_bank.admission import Stats
+from harness_bank.records import Solution
 from jitagent.catalog import load_seeds, spec_reader
 from jitagent.models.scripted import ScriptedModel
 from jitagent.pipeline import record_verified
 from jitagent.runtime.agent import Runtime
 from jitagent.tasks import Task
-from jitagent.training.correct import CorrectionConfig, Yield, corrections, expert_messages
+from jitagent.training.correct import CorrectionConfig, Yield, corrections, expert_messages, worth_correcting
 
 POT = load_seeds()["program_of_thought"]
 
@@ -70,3 +74,19 @@ def test_the_expert_sees_the_run_as_the_solver_saw_it(seeded_bank):
     messages = expert_messages(POT, failed, len(failed.turns) - 1)
     assert messages[0]["role"] == "system" and POT.prompts.system[:40] in messages[1]["content"]
     assert failed.verdict in messages[1]["content"]
+
+
+def test_tries_go_to_each_cluster_in_turn_and_to_its_better_arms_first():
+    def run(n: int, cluster: str, harness: str) -> Solution:
+        return Solution(outcome_id=n, run_id=None, harness_id=harness, cluster=cluster, task_id=str(n),
+                        task_text=f"task {n}", turns=[], reward=0.0, vector=np.zeros(1, np.float32))
+
+    class Evidence:  # the bank's mean reward per (cluster, harness)
+        @staticmethod
+        def cluster_stats(cluster, harness):
+            return None if harness == "new" else Stats.of([1.0 if harness == "strong" else 0.0], [1], [1.0])
+
+    newest_first = [run(6, "a", "weak"), run(5, "a", "weak"), run(4, "a", "strong"), run(3, "a", "new"),
+                    run(2, "b", "weak"), run(1, "a", "strong")]
+    order = [r.outcome_id for r in worth_correcting(Evidence, newest_first)]
+    assert order == [4, 2, 1, 6, 5, 3]

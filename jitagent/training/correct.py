@@ -61,15 +61,24 @@ class Yield:
 
 
 class Replay:
-    """A model client that answers with the given turns in order, then hands over to `then` (the solver)."""
+    """A model client that answers with the given turns in order, then hands over to `then` (the solver).
+    A turn is a whole reply as the run kept it; it is given back as a model would have written it: after
+    the prefill the runtime opened the reply with, up to the first stop sequence (the runtime adds both
+    again)."""
 
     def __init__(self, turns: list[str], then: ModelClient):
         self.turns, self.then, self.name = list(turns), then, f"replay+{then.name}"
 
-    async def complete(self, messages, **kw) -> Generation:
-        if self.turns:  # no model ran: no tokens were spent on it
-            return Generation([self.turns.pop(0)], Usage(0, 0), 0.0, self.name, ["stop"])
-        return await self.then.complete(messages, **kw)
+    async def complete(self, messages, stop: list[str] | None = None, **kw) -> Generation:
+        if not self.turns:
+            return await self.then.complete(messages, stop=stop, **kw)
+        text = self.turns.pop(0)
+        opening = messages[-1]["content"].strip() if messages and messages[-1]["role"] == "assistant" else ""
+        if opening and text.startswith(opening):
+            text = text[len(opening):].lstrip(" \n")
+        for sequence in stop or ():
+            text = text.split(sequence, 1)[0]
+        return Generation([text], Usage(0, 0), 0.0, self.name, ["stop"])  # no model ran: no tokens spent
 
 
 def failing_turn(turns: list[dict]) -> int | None:

@@ -90,3 +90,12 @@ def test_tries_go_to_each_cluster_in_turn_and_to_its_better_arms_first():
                     run(2, "b", "weak"), run(1, "a", "strong")]
     order = [r.outcome_id for r in worth_correcting(Evidence, newest_first)]
     assert order == [4, 2, 1, 6, 5, 3]
+
+
+def test_an_expert_that_writes_the_whole_fenced_turn_is_replayed_as_the_model_would_have_written_it(
+        seeded_bank):
+    record(seeded_bank, task(2), 6)
+    fenced = ScriptedModel(lambda messages: " ```python\nprint(2 * 7)\n```\nThat prints 14.", name="fenced")
+    records, tally = corrected(seeded_bank, fenced)  # the harness opens the reply with a fence itself
+    assert (tally.tried, tally.kept) == (1, 1)
+    assert records[0]["messages"][-1]["content"] == "```python\nprint(2 * 7)\n\n```"

@@ -9,7 +9,6 @@ are held out, as `jitagent train` holds them out. Prints one JSON line: tried, k
 import argparse
 import asyncio
 import json
-import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -35,8 +34,9 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         copy = Path(scratch) / "bank.db"
-        for suffix in ("", ".faiss"):
-            shutil.copy(f"{args.bank}{suffix}", f"{copy}{suffix}")
+        source = HarnessBank(args.bank)
+        source.backup(copy)  # the bank's own copy: its database and its index together
+        source.close()
         bank = HarnessBank(copy)
         held = frozenset(t.prompt for split in ("score", "final") for t in load_suite(args.suite, split))
         tally, start = Yield(), time.monotonic()

@@ -252,7 +252,7 @@ def tools_section(bench, rows: list[dict]) -> str:
 
 def adapter_section(bench, rows: list[dict]) -> str:
     """The adapter arms' LoRA: what it learned from, what training and corrections cost, its gate, and that
-    cost amortized over the `final` units of the arms that offer it."""
+    cost amortized over the `final` units of the arms offering it."""
     from harness_bank import HarnessBank
     from jitagent.benchmark.adapted import NAME, PLAIN
 
@@ -286,8 +286,7 @@ def adapter_summary(bench, rows: list[dict], adapter) -> str:
             f"{s['examples']} records of verified `learn` runs ({s['corrected_records']} corrected, "
             f"{s['skipped']} too long), {s['steps']} steps, {_num(s['tokens'])} tokens trained on, loss "
             f"{s['first_loss']:.3f} → {s['last_loss']:.3f}; training {s['train_s'] / 60:.1f} min on 2 cores"
-            f"{corrected}{gated}. Training amortized over the {tasks} `final` units of the arms that offer "
-            "it: "
+            f"{corrected}{gated}. Training amortized over the {tasks} `final` units of the arms offering it: "
             + ("–" if per_task is None else f"{per_task:.1f} s per unit") + " (no prompt tokens: an adapter "
             "adds none at test time).\n\n")
 

@@ -103,12 +103,8 @@ def worth_correcting(bank: HarnessBank, failed: list[Solution]) -> list[Solution
     and in each the runs of its better arms first (by the bank's mean reward; the newest first among equals).
     An adapter serves the arms that win; a corrected turn of an arm that rarely wins teaches them little (30
     tries that took the newest failures all went to a cheap arm's direct answers, and none was kept)."""
-    mean = {}
-    for run in failed:
-        key = (run.cluster, run.harness_id)
-        if key not in mean:
-            stats = bank.cluster_stats(*key)
-            mean[key] = stats.mean_reward if stats else 0.0
+    mean = {key: getattr(bank.cluster_stats(*key), "mean_reward", 0.0)  # no evidence yet: 0
+            for key in {(run.cluster, run.harness_id) for run in failed}}
     by_cluster: dict[str, list[Solution]] = {}
     for run in sorted(failed, key=lambda r: -mean[r.cluster, r.harness_id]):  # stable: newest first kept
         by_cluster.setdefault(run.cluster, []).append(run)

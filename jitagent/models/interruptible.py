@@ -12,6 +12,7 @@ Imported only with llama_cpp (heavy).
 from __future__ import annotations
 
 import ctypes
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -34,35 +35,53 @@ class AdapterError(RuntimeError):
 
 class InterruptibleLlama(FastGrammarLlama):
     stopping: Callable[[], bool] | None = None  # set for one request; True once it is to stop
+    # A server that retrains online meets new adapters for as long as it runs: keep the most recently
+    # used few loaded (each is its LoRA's weights in memory), free the rest.
+    max_loaded_adapters = 4
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         # kept on self: llama.cpp holds only a pointer to it
         self._abort = C.ggml_abort_callback(lambda _data: self._stops())
         _set_abort_callback(self._ctx.ctx, self._abort, None)
-        self._adapters: dict[Path, object] = {}  # loaded once each, freed with the model
+        self._adapters: OrderedDict[Path, object] = OrderedDict()  # least recently used first
         self._adapter: Path | None = None
+        # runs before the context and model are freed (the stack is LIFO); the adapter the context runs
+        # with goes with the model, as llama.cpp frees what was not freed by hand
+        self._stack.callback(self._free_adapters)
 
     def use_adapter(self, path: Path | None) -> None:
         """Run the next requests with the GGUF LoRA at `path` (None: the base model alone). The cached
         prompt was computed with the other weights, so it is dropped when the adapter changes."""
+        if path is not None:
+            self._load_adapter(path)
         if path == self._adapter:
             return
-        if path is not None and path not in self._adapters:
-            adapter = C.llama_adapter_lora_init(self._model.model, str(path).encode())
-            if not adapter:
-                raise AdapterError(f"llama.cpp could not load the adapter {path.name} for this model")
-            self._adapters[path] = adapter
-            self._stack.callback(C.llama_adapter_lora_free, adapter)
         if path is None:
             status = C.llama_set_adapters_lora(self._ctx.ctx, None, 0, None)
         else:
             chosen = (C.llama_adapter_lora_p_ctypes * 1)(self._adapters[path])
             status = C.llama_set_adapters_lora(self._ctx.ctx, chosen, 1, (ctypes.c_float * 1)(1.0))
         if status:
+            self._free_adapters(keep=self.max_loaded_adapters)
             raise AdapterError(f"llama.cpp could not set the adapter {path}")
         self._adapter = path
         self.reset()
+        self._free_adapters(keep=self.max_loaded_adapters)
+
+    def _load_adapter(self, path: Path) -> None:
+        if path in self._adapters:
+            self._adapters.move_to_end(path)
+            return
+        adapter = C.llama_adapter_lora_init(self._model.model, str(path).encode())
+        if not adapter:
+            raise AdapterError(f"llama.cpp could not load the adapter {path.name} for this model")
+        self._adapters[path] = adapter
+
+    def _free_adapters(self, keep: int = 0) -> None:
+        """Free the least recently used adapters beyond `keep`, never the one the context runs with."""
+        for path in [p for p in self._adapters if p != self._adapter][:max(0, len(self._adapters) - keep)]:
+            C.llama_adapter_lora_free(self._adapters.pop(path))
 
     def _stops(self) -> bool:
         return self.stopping is not None and self.stopping()

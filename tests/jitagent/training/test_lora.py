@@ -4,6 +4,7 @@ loaded by llama.cpp in process and served by a real llama.cpp server under its o
 model's output; the same data and seed give the same adapter, also when training was cut short and resumed."""
 
 import asyncio
+import dataclasses
 import json
 import subprocess
 import sys
@@ -90,6 +91,31 @@ def test_llama_cpp_runs_with_the_adapter_and_without_it_on_one_context(trained):
 
     before, with_it, after = reply(base), reply(adapted), reply(base)
     assert with_it != before and after == before  # the adapter is set per call, then cleared
+
+
+def test_a_context_keeps_only_its_most_recently_used_adapters_loaded(trained, tmp_path, monkeypatch):
+    from jitagent.models import interruptible
+    from jitagent.models.embedded import _load
+
+    bank, _, adapter = trained
+    first = resolve(bank, adapter.id)
+    second = dataclasses.replace(first, path=tmp_path / "copy.gguf")
+    second.path.write_bytes(first.path.read_bytes())  # another file: llama.cpp loads it as another adapter
+    llm, _ = _load(BASE, 2048, "default")
+    monkeypatch.setattr(llm, "max_loaded_adapters", 1)
+    freed = []
+    free = interruptible.C.llama_adapter_lora_free
+    monkeypatch.setattr(interruptible.C, "llama_adapter_lora_free", lambda a: (freed.append(a), free(a)))
+    base = EmbeddedModel(BASE, n_ctx=2048)
+
+    def reply(served):
+        return asyncio.run(base.with_adapter(served).complete(prompt(5), max_tokens=24)).text
+
+    before = reply(first)
+    freed.clear()  # what earlier tests left loaded on this shared context went with that first call
+    assert reply(second) == before and list(llm._adapters) == [second.path] and len(freed) == 1
+    assert reply(first) == before and list(llm._adapters) == [first.path]  # loaded again when asked
+    assert len({id(a) for a in freed}) == len(freed) == 2  # each freed once: the first, then the second
 
 
 def test_a_llama_cpp_server_serves_the_adapter_under_its_own_name(trained, tmp_path):

@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import sys
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from pydantic import BaseModel, Field
 
@@ -46,15 +48,17 @@ class Retrainer:
             self.jobs += 1
             self.job = asyncio.get_running_loop().create_task(self._train())
 
-    def command(self) -> list[str]:
+    def command(self) -> tuple[list[str], dict[str, str] | None]:
+        """The training process's argv, and its environment where it differs from ours."""
         newest = next((a for a in self.bank.list_adapters() if a.name == NAME), None)
-        location = str(self.bank.path) if self.bank.path is not None else self.bank.location
+        location, env = child_location(self.bank)
         return ["nice", "-n", str(self.config.niceness), sys.executable, "-m", "jitagent", "train", "--bank",
                 location, "--solver-model", self.base_model, "--name", NAME, "--json",
-                *(["--parent", newest.id] if newest else []), *self.config.args]
+                *(["--parent", newest.id] if newest else []), *self.config.args], env
 
     async def _train(self) -> None:
-        proc = await asyncio.create_subprocess_exec(*self.command(), stdout=asyncio.subprocess.PIPE,
+        argv, env = self.command()
+        proc = await asyncio.create_subprocess_exec(*argv, env=env, stdout=asyncio.subprocess.PIPE,
                                                     stderr=asyncio.subprocess.PIPE)
         out, err = await proc.communicate()
         if proc.returncode:
@@ -68,3 +72,16 @@ class Retrainer:
         """Wait for a job in progress (tests, a clean shutdown)."""
         if self.job is not None:
             await self.job
+
+
+def child_location(bank: HarnessBank) -> tuple[str, dict[str, str] | None]:
+    """The bank as another process opens it. A shared bank's URL may carry its password (from settings):
+    argv shows in /proc to every process, so the password goes in the child's PGPASSWORD instead."""
+    if bank.path is not None:
+        return str(bank.path), None
+    parts = urlsplit(bank.store.url)
+    if parts.password is None:
+        return bank.store.url, None
+    user = f"{parts.username}@" if parts.username else ""
+    bare = urlunsplit(parts._replace(netloc=user + parts.netloc.rpartition("@")[2]))
+    return bare, {**os.environ, "PGPASSWORD": unquote(parts.password)} if parts.password else None

@@ -4,6 +4,7 @@ cluster's arms as a free variant. The solver that answers is scripted under Smol
 programs are right; what is trained is real."""
 
 import asyncio
+import os
 
 import pytest
 
@@ -39,3 +40,20 @@ def test_verified_runs_retrain_the_adapter_in_the_background_and_it_becomes_an_a
     offered = free_variant(seeded_bank, spec_reader(seeded_bank), POT, {VARIANT.id}, task(4), "type:times",
                            "smollm2-135m")
     assert offered is not None and offered[0].adapter == adapter.id  # it enters as an arm of its own
+
+
+def test_a_shared_banks_password_reaches_the_training_process_in_its_environment_not_its_argv():
+    from types import SimpleNamespace
+
+    from jitagent.retrain import child_location
+
+    def bank(url):
+        return SimpleNamespace(path=None, store=SimpleNamespace(url=url))
+
+    bare = "postgresql://jit@127.0.0.1:5432/bank"
+    shared = bank("postgresql://jit:p%40ss@127.0.0.1:5432/bank")
+    assert child_location(shared) == (bare, {**os.environ, "PGPASSWORD": "p@ss"})
+    assert child_location(bank(bare)) == (bare, None)  # PGPASSWORD or ~/.pgpass, inherited as they are
+    assert child_location(bank("postgresql://jit:@127.0.0.1:5432/bank")) == (bare, None)
+    assert child_location(bank("postgresql://:pw@[::1]:5432/bank")) == (
+        "postgresql://[::1]:5432/bank", {**os.environ, "PGPASSWORD": "pw"})

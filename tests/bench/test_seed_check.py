@@ -37,3 +37,10 @@ def test_the_budget_is_the_models_time_on_a_machine_of_another_speed(seed_check)
     assert seed_check.budget_scale(baseline, 6.0) == pytest.approx(1.5)  # a slower machine: more time
     assert seed_check.budget_scale(baseline, 2.0) == pytest.approx(0.5)  # a faster one: less
     assert seed_check.budget_scale([{"seed": "direct"}], 6.0) == 1.0  # a ledger recorded before probes
+
+
+def test_a_check_gives_every_unit_the_baselines_own_budget_in_this_machines_model_time(seed_check):
+    baseline = [{"probe_s": 7.0, "budget_s": 52.5}] * 3
+    assert seed_check.unit_budget(baseline, 3.5, 30.0) == pytest.approx(26.25)  # not 30 s x 0.5
+    assert seed_check.unit_budget([], 3.5, 30.0) == 30.0  # recording: the budget asked for
+    assert seed_check.unit_budget([{"probe_s": 7.0}], 3.5, 30.0) == pytest.approx(15.0)  # no budget recorded

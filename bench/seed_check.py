@@ -4,7 +4,8 @@ A change to the runtime can leave every scripted test green and still slow a see
 real model (issue 20: `recursive` went from 4 of 42 units out of budget to 43 of 56). This runs each seed
 once per task (seed 0, the same per-task wall budget for all), writes one JSON line per unit, and
 compares success and the out-of-budget share per seed with a baseline ledger: a seed regresses when
-its success falls by more than `--tolerance` or its out-of-budget share grows by more than it.
+its success falls by more than `--tolerance` or more than that share of the units the baseline finished
+with room (EDGE) go out of budget.
 The budget is the model's time, not the clock's: each ledger records how long this machine takes for a
 fixed probe request (`probe_s`), and a check on another machine gives every unit the baseline's budget
 scaled by the ratio (CI's runners were ~1.5x slower than the recording machine: every seed's wall rose
@@ -124,21 +125,35 @@ def per_seed(units: list[dict]) -> dict[str, dict]:
             for name, us in by_seed.items()}
 
 
+# The probe measures a machine's speed to about ±10% (a check here read 0.94x while every seed's wall p50
+# rose 1.01-1.05x): a unit the baseline finished within that much of its budget may go out of it on the
+# machine alone, so the out-of-budget share is compared on the units the baseline finished with room.
+EDGE = 0.10
+
+
+def with_room(unit: dict) -> bool:
+    """Whether the baseline finished this unit more than EDGE of its budget before the budget's end."""
+    return not unit["out_of_budget"] and unit["wall_s"] < (1 - EDGE) * unit["budget_s"]
+
+
 def compare(now: list[dict], baseline: list[dict], tolerance: float) -> list[str]:
-    """One line per seed; the seeds that regressed are marked REGRESSED. Paired on the same units."""
-    keys = {(u["seed"], u["task_id"]) for u in baseline}
-    paired = [u for u in now if (u["seed"], u["task_id"]) in keys]
-    before = per_seed([u for u in baseline if (u["seed"], u["task_id"]) in {(p["seed"], p["task_id"])
-                                                                               for p in paired}])
+    """One line per seed; the seeds that regressed are marked REGRESSED. Paired on the same units: success
+    on all of them, the share going out of budget on those the baseline finished with room."""
+    by_key = {(u["seed"], u["task_id"]): u for u in baseline}
+    paired = [u for u in now if (u["seed"], u["task_id"]) in by_key]
+    before = per_seed([by_key[u["seed"], u["task_id"]] for u in paired])
     after = per_seed(paired)
+    roomy = [u for u in paired if with_room(by_key[u["seed"], u["task_id"]])]
     lines = []
     for name in before:
         b, a = before[name], after[name]
-        regressed = (a["success"] < b["success"] - tolerance
-                     or a["out_of_budget"] > b["out_of_budget"] + tolerance)
+        spilled = [u["out_of_budget"] for u in roomy if u["seed"] == name]
+        went_out = statistics.fmean(spilled) if spilled else 0.0
+        regressed = a["success"] < b["success"] - tolerance or went_out > tolerance
         lines.append(f"{name:20s} success {b['success']:.2f} -> {a['success']:.2f}  out of budget "
-                     f"{b['out_of_budget']:.2f} -> {a['out_of_budget']:.2f}  wall p50 {b['wall_p50']:.1f} -> "
-                     f"{a['wall_p50']:.1f} s  ({a['units']} units){'  REGRESSED' if regressed else ''}")
+                     f"{b['out_of_budget']:.2f} -> {a['out_of_budget']:.2f} ({sum(spilled)} of {len(spilled)} "
+                     f"with room)  wall p50 {b['wall_p50']:.1f} -> {a['wall_p50']:.1f} s  ({a['units']} units)"
+                     f"{'  REGRESSED' if regressed else ''}")
     return lines
 
 

@@ -44,3 +44,16 @@ def test_a_check_gives_every_unit_the_baselines_own_budget_in_this_machines_mode
     assert seed_check.unit_budget(baseline, 3.5, 30.0) == pytest.approx(26.25)  # not 30 s x 0.5
     assert seed_check.unit_budget([], 3.5, 30.0) == 30.0  # recording: the budget asked for
     assert seed_check.unit_budget([{"probe_s": 7.0}], 3.5, 30.0) == pytest.approx(15.0)  # no budget recorded
+
+
+def test_units_the_baseline_finished_at_the_budgets_edge_do_not_count_as_going_out_of_it(seed_check):
+    def unit(task, wall, out=False, budget=50.0, seed="s"):
+        return {"seed": seed, "task_id": task, "reward": 0.0, "out_of_budget": out, "wall_s": wall,
+                "budget_s": budget}
+
+    baseline = [unit("a", 48.0), unit("b", 49.0), unit("c", 10.0), unit("d", 12.0)]
+    at_edge = [unit("a", 50.0, True), unit("b", 50.0, True), unit("c", 11.0), unit("d", 12.0)]
+    assert not seed_check.compare(at_edge, baseline, 0.25)[0].endswith("REGRESSED")  # the machine
+    slowed = [unit("a", 50.0, True), unit("b", 49.0), unit("c", 50.0, True), unit("d", 50.0, True)]
+    line = seed_check.compare(slowed, baseline, 0.25)[0]  # 2 of the 2 with room went out: the code
+    assert "(2 of 2 with room)" in line and line.endswith("REGRESSED")

@@ -132,8 +132,10 @@ EDGE = 0.10
 
 
 def with_room(unit: dict) -> bool:
-    """Whether the baseline finished this unit more than EDGE of its budget before the budget's end."""
-    return not unit["out_of_budget"] and unit["wall_s"] < (1 - EDGE) * unit["budget_s"]
+    """Whether the baseline finished this unit more than EDGE of its budget before the budget's end (every
+    unit it finished, for a ledger that did not record its budget)."""
+    budget = unit.get("budget_s")
+    return not unit["out_of_budget"] and (budget is None or unit["wall_s"] < (1 - EDGE) * budget)
 
 
 def compare(now: list[dict], baseline: list[dict], tolerance: float) -> list[str]:

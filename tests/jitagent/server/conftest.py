@@ -25,6 +25,21 @@ def make_config(tmp_path):
     return make
 
 
+def in_flight(server: JitAgentServer) -> float:
+    """Tasks in flight as a scrape reads them (the gauge is a function of the solving layer: its stored
+    value stays 0)."""
+    return server.metrics.registry.get_sample_value("jitagent_tasks_in_flight")
+
+
+async def until_idle(server: JitAgentServer, seconds: float = 10.0) -> float:
+    """Wait until no task is in flight (or `seconds` passed); the count then."""
+    for _ in range(int(seconds * 10)):
+        if in_flight(server) == 0:
+            break
+        await asyncio.sleep(0.1)
+    return in_flight(server)
+
+
 @contextlib.asynccontextmanager
 async def running(config: ServerConfig, token: str | None = None, **server_kw):
     """A real server on a real port and a client connected to it over the network."""

@@ -9,7 +9,7 @@ import pytest
 from jitagent.tasks import Task
 from jitagent.v1 import jitagent_pb2 as pb
 
-from .conftest import running
+from .conftest import in_flight, running, until_idle
 
 pytestmark = pytest.mark.slow
 
@@ -44,11 +44,8 @@ def test_deadline_exceeded_stops_the_work(make_config):
                 async for _ in client.solve("Write a long essay about the history of bridges.", timeout=0.8):
                     pass
             assert err.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-            for _ in range(100):  # the server-side work stops soon after the deadline
-                if server.metrics.in_flight._value.get() == 0:
-                    break
-                await asyncio.sleep(0.1)
-            assert server.metrics.in_flight._value.get() == 0 and time.monotonic() - start < 15
+            assert await until_idle(server) == 0  # the server-side work stops soon after the deadline
+            assert time.monotonic() - start < 15
             assert await client.health() == "SERVING"
     asyncio.run(main())
 
@@ -58,13 +55,9 @@ def test_cancellation_mid_stream_stops_the_work(make_config):
         async with running(make_config(meta="smollm2-135m")) as (server, client):
             call = client.solve("Write a long story about a lighthouse keeper and count its words.")
             first = await call.read()
-            assert first.HasField("retrieved")
+            assert first.HasField("retrieved") and in_flight(server) == 1
             call.cancel()
-            for _ in range(100):
-                if server.metrics.in_flight._value.get() == 0:
-                    break
-                await asyncio.sleep(0.1)
-            assert server.metrics.in_flight._value.get() == 0
+            assert await until_idle(server) == 0
             assert await client.health() == "SERVING"
             assert len((await client.list_harnesses()).harnesses) >= 13
     asyncio.run(main())

@@ -153,9 +153,9 @@ def compare(now: list[dict], baseline: list[dict], tolerance: float) -> list[str
         went_out = statistics.fmean(spilled) if spilled else 0.0
         regressed = a["success"] < b["success"] - tolerance or went_out > tolerance
         lines.append(f"{name:20s} success {b['success']:.2f} -> {a['success']:.2f}  out of budget "
-                     f"{b['out_of_budget']:.2f} -> {a['out_of_budget']:.2f} ({sum(spilled)} of {len(spilled)} "
-                     f"with room)  wall p50 {b['wall_p50']:.1f} -> {a['wall_p50']:.1f} s  ({a['units']} units)"
-                     f"{'  REGRESSED' if regressed else ''}")
+                     f"{b['out_of_budget']:.2f} -> {a['out_of_budget']:.2f} "
+                     f"({sum(spilled)} of {len(spilled)} with room)  wall p50 {b['wall_p50']:.1f} -> "
+                     f"{a['wall_p50']:.1f} s  ({a['units']} units){'  REGRESSED' if regressed else ''}")
     return lines
 
 

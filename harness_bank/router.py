@@ -14,11 +14,14 @@ with fewer tokens wins. The route says why: `exploit` (the arm with the best pos
 (another arm drawn by Thompson sampling) or `synthesized` (the share for new variants came up).
 
 Exploration is spent only where the rest of the stream can pay it back. A cluster is expected to see as
-many tasks again as it has seen (`horizon`, unless configured). Another arm drawn runs only if what it may
-be worth over that horizon — the horizon × its posterior's expected excess over the best arm's mean,
-E[max(θ − μ_best, 0)] — at least covers what it is expected to lose on this task (μ_best − μ); else the best
-arm runs. A variant is written only from a parent that has failed in the cluster (a mutation reads its
-failures; a parent that has not failed there sits at the ceiling, with nothing to fix).
+many tasks again as it has seen (`horizon`, unless configured). Another arm drawn runs only if some number
+of runs m of it (up to `lookahead`) pays for itself: what m runs can teach — over the horizon left after
+them, the expected excess of its mean after m more outcomes over the best arm's mean,
+(h − m) · E[max(μ_m − μ_best, 0)] — at least covers what the m runs are expected to lose, m · (μ_best − μ);
+else the best arm runs. Counting the runs it takes to learn (the knowledge gradient over m steps) is what
+keeps an arm that only a lucky streak could lift above the best from being explored. A variant is written
+only from a parent that has failed in the cluster (a mutation reads its failures; a parent that has not
+failed there sits at the ceiling, with nothing to fix).
 
 All the arithmetic of that model is here: the similarity-weighted record on the nearest past tasks,
 the base rate, the shrinkage, the posterior. The bank only gathers the facts (its retrieval ranks
@@ -63,6 +66,8 @@ class RouterConfig(BaseModel):
                             "a share of the base rate: exploring it must be worth a task")
     horizon: float | None = Field(None, ge=0, description="tasks a cluster is expected to see after this "
                                   "one, over which exploring must pay back; None: as many as it has seen")
+    lookahead: int = Field(32, ge=1, le=256, description="the most runs of an arm an exploration may take "
+                           "to pay back")
 
 
 UNKNOWN_BASE = 0.5  # the base reward where nothing at all is known
@@ -92,20 +97,31 @@ def shrunk(mean: float, weight: float, toward: float) -> float:
     return (weight * mean + toward) / (weight + 1)
 
 
-def expected_excess(alpha: float, beta: float, level: float, points: int = 2000) -> float:
-    """E[max(θ − level, 0)] for θ ~ Beta(alpha, beta), by the midpoint rule: what an arm may turn out to be
-    worth above `level`."""
-    x = (np.arange(points) + 0.5) / points
-    log_pdf = ((alpha - 1) * np.log(x) + (beta - 1) * np.log1p(-x)
-               - (math.lgamma(alpha) + math.lgamma(beta) - math.lgamma(alpha + beta)))
-    return float(np.sum(np.maximum(x - level, 0.0) * np.exp(log_pdf)) / points)
+def lookahead_excess(alpha: float, beta: float, level: float, runs: int) -> float:
+    """E[max(μ_runs − level, 0)]: what an arm's posterior mean after `runs` more outcomes, drawn from its
+    Beta(alpha, beta) posterior (each a success with the arm's own chance: beta-binomial), may stand above
+    `level`."""
+    norm = math.lgamma(alpha) + math.lgamma(beta) - math.lgamma(alpha + beta)
+    total = 0.0
+    for wins in range(runs + 1):
+        excess = (alpha + wins) / (alpha + beta + runs) - level
+        if excess > 0:
+            log_p = (math.lgamma(runs + 1) - math.lgamma(wins + 1) - math.lgamma(runs - wins + 1)
+                     + math.lgamma(alpha + wins) + math.lgamma(beta + runs - wins)
+                     - math.lgamma(alpha + beta + runs) - norm)
+            total += math.exp(log_p) * excess
+    return total
 
 
-def pays_back(arm: Arm, best: Arm, horizon: float) -> bool:
-    """Whether running `arm` instead of `best` is worth it over `horizon` more tasks: what it may be worth
-    above the best arm's mean on each of them covers what it is expected to lose on this one."""
+def pays_back(arm: Arm, best: Arm, horizon: float, lookahead: int) -> bool:
+    """Whether running `arm` instead of `best` is worth it over `horizon` more tasks: for some m ≤
+    `lookahead` runs of it, what they may lift its mean above the best arm's, over the tasks left after
+    them, covers what they are expected to lose."""
     loss = best.mean - arm.mean
-    return loss <= 0 or horizon * expected_excess(arm.alpha, arm.beta, best.mean) >= loss
+    if loss <= 0:
+        return True
+    return any((horizon - m) * lookahead_excess(arm.alpha, arm.beta, best.mean, m) >= m * loss
+               for m in range(1, min(lookahead, math.ceil(horizon) - 1) + 1))
 
 
 @dataclass(frozen=True)
@@ -215,7 +231,8 @@ class Router:
         tied = [a for d, a in draws if d >= top - self.config.tie_margin]
         arm = min(tied, key=lambda a: (a.tokens_key, -a.mean, a.evidence.harness_id))
         horizon = self.config.horizon if self.config.horizon is not None else seen
-        if arm is not best and horizon is not None and not pays_back(arm, best, horizon):
+        lookahead = self.config.lookahead
+        if arm is not best and horizon is not None and not pays_back(arm, best, horizon, lookahead):
             return RouteChoice("exploit", best, best, arms,
                                f"{best.evidence.name} (posterior mean {best.mean:.2f}): exploring "
                                f"{arm.evidence.name} ({arm.mean:.2f}) would not pay back over {horizon:g} "

@@ -114,20 +114,35 @@ def test_exploring_runs_only_where_the_rest_of_the_stream_can_pay_it_back():
     at_ceiling = [arm("best", 10, 10.0), arm("other", 10, 6.0)]
     routes = Counter(router.choose(at_ceiling, 0.8, random.Random(s), seen=10).route for s in range(300))
     assert routes == {"exploit": 300}  # no draw of the other arm, and no variant of one that never failed
-    unsure = [arm("a", 3, 2.0), arm("b", 3, 1.0)]
-    routes = Counter(router.choose(unsure, 0.5, random.Random(s), seen=30).route for s in range(300))
+    close = [arm("a", 4, 2.0), arm("b", 4, 1.5)]
+    routes = Counter(router.choose(close, 0.5, random.Random(s), seen=30).route for s in range(300))
     assert routes["explore"] > 30  # a long stream ahead and overlapping posteriors: worth finding out
-    short = Counter(router.choose(unsure, 0.5, random.Random(s), seen=1).route for s in range(300))
-    assert short["explore"] < routes["explore"] / 2  # the same evidence with little stream left
-    assert Counter(router.choose(unsure, 0.5, random.Random(s)).route for s in range(300))["explore"] \
-        == Counter(Router(RouterConfig(horizon=1e9)).choose(unsure, 0.5, random.Random(s)).route
+    short = Counter(router.choose(close, 0.5, random.Random(s), seen=4).route for s in range(300))
+    assert short["explore"] == 0  # the same evidence with too little stream left to learn anything in
+    assert Counter(router.choose(close, 0.5, random.Random(s)).route for s in range(300))["explore"] \
+        == Counter(Router(RouterConfig(horizon=1e9)).choose(close, 0.5, random.Random(s)).route
                    for s in range(300))["explore"]  # no horizon: every draw stands, as over an endless one
 
 
-def test_expected_excess_matches_draws():
+def test_an_arm_only_a_lucky_streak_could_lift_is_not_explored():
+    # 1 of 3 against 2 of 3: one run cannot lift it above the best, and the runs it would take to learn
+    # whether it is better cost more than 30 tasks can repay; over 300 they are worth it
+    behind = [arm("a", 3, 2.0), arm("b", 3, 1.0)]
+    router = Router(RouterConfig())
+    assert Counter(router.choose(behind, 0.5, random.Random(s), seen=30).route
+                   for s in range(300))["explore"] == 0
+    assert Counter(router.choose(behind, 0.5, random.Random(s), seen=300).route
+                   for s in range(300))["explore"] > 20
+
+
+def test_lookahead_excess_matches_draws():
     import numpy as np
 
-    from harness_bank.router import expected_excess
+    from harness_bank.router import lookahead_excess
 
-    draws = np.random.default_rng(0).beta(3.5, 2.5, 400_000)
-    assert abs(expected_excess(3.5, 2.5, 0.7) - np.maximum(draws - 0.7, 0).mean()) < 2e-3
+    rng = np.random.default_rng(0)
+    alpha, beta, level, runs = 3.5, 2.5, 0.7, 6
+    wins = rng.binomial(runs, rng.beta(alpha, beta, 400_000))
+    means = (alpha + wins) / (alpha + beta + runs)
+    assert abs(lookahead_excess(alpha, beta, level, runs) - np.maximum(means - level, 0).mean()) < 1e-3
+    assert lookahead_excess(alpha, beta, level, 0) == max(alpha / (alpha + beta) - level, 0)

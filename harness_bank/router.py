@@ -64,8 +64,9 @@ class RouterConfig(BaseModel):
     tie_margin: float = Field(0.02, ge=0, le=1, description="draws this close are a tie: fewer tokens wins")
     unproven: float = Field(0.25, ge=0, le=1, description="the prior of an arm with no outcome anywhere, as "
                             "a share of the base rate: exploring it must be worth a task")
-    horizon: float | None = Field(None, ge=0, description="tasks a cluster is expected to see after this "
-                                  "one, over which exploring must pay back; None: as many as it has seen")
+    horizon: float | None = Field(None, ge=0, allow_inf_nan=False, description="tasks a cluster is "
+                                  "expected to see from this one on, this one included, over which "
+                                  "exploring must pay back; None: as many as it has seen")
     lookahead: int = Field(32, ge=1, le=256, description="the most runs of an arm an exploration may take "
                            "to pay back")
 
@@ -114,9 +115,9 @@ def lookahead_excess(alpha: float, beta: float, level: float, runs: int) -> floa
 
 
 def pays_back(arm: Arm, best: Arm, horizon: float, lookahead: int) -> bool:
-    """Whether running `arm` instead of `best` is worth it over `horizon` more tasks: for some m ≤
-    `lookahead` runs of it, what they may lift its mean above the best arm's, over the tasks left after
-    them, covers what they are expected to lose."""
+    """Whether running `arm` instead of `best` is worth it over the `horizon` tasks from this one on: for
+    some m ≤ `lookahead` runs of it (this task the first), what they may lift its mean above the best arm's,
+    over the tasks left after them, covers what they are expected to lose."""
     loss = best.mean - arm.mean
     if loss <= 0:
         return True

@@ -121,7 +121,7 @@ def test_exploring_runs_only_where_the_rest_of_the_stream_can_pay_it_back():
     assert short["explore"] == 0  # the same evidence with too little stream left to learn anything in
     assert Counter(router.choose(close, 0.5, random.Random(s)).route for s in range(300))["explore"] \
         == Counter(Router(RouterConfig(horizon=1e9)).choose(close, 0.5, random.Random(s)).route
-                   for s in range(300))["explore"]  # no horizon: every draw stands, as over an endless one
+                   for s in range(300))["explore"]  # no horizon: every draw stands, as over a long stream
 
 
 def test_an_arm_only_a_lucky_streak_could_lift_is_not_explored():
@@ -133,6 +133,15 @@ def test_an_arm_only_a_lucky_streak_could_lift_is_not_explored():
                    for s in range(300))["explore"] == 0
     assert Counter(router.choose(behind, 0.5, random.Random(s), seen=300).route
                    for s in range(300))["explore"] > 20
+
+
+def test_a_horizon_is_a_number_of_tasks():
+    import pytest
+    from pydantic import ValidationError
+
+    for bad in (float("inf"), float("nan"), -1.0):
+        with pytest.raises(ValidationError):
+            RouterConfig(horizon=bad)
 
 
 def test_lookahead_excess_matches_draws():

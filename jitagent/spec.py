@@ -121,6 +121,12 @@ class ActionSpec(_Strict):
     answer_from: Literal["text", "stdout"] = Field(
         "text", description="`stdout`: the answer is the last line printed by the last program run")
 
+    @property
+    def answers_after_a_tool(self) -> bool:
+        """Whether a tool's result reaches the answer only in a later step: every kind that calls tools,
+        except a program whose printed output is the answer."""
+        return self.kind in ("react", "json_tool") or (self.kind == "codeact" and self.answer_from == "text")
+
 
 class FewShot(_Strict):
     user: str

@@ -142,6 +142,11 @@ def semantic_errors(spec: HarnessSpec, task: Task, ceilings: Ceilings) -> list[s
         if getattr(spec.limits, key) > getattr(ceilings, key):
             errors.append(f"limits.{key}: {getattr(spec.limits, key)} exceeds the server ceiling "
                           f"{getattr(ceilings, key)}")
+    # a weak meta-model writes these under the grammar (react in one step: the program is never run)
+    if spec.action.answers_after_a_tool and spec.limits.max_steps < 2:
+        errors.append(f"limits.max_steps: action.kind {spec.action.kind!r} answering from "
+                      f"{spec.action.answer_from} reads a tool's result in a later step; give it at least "
+                      "2 steps, or action.kind 'codeact' with answer_from 'stdout'")
     return errors
 
 

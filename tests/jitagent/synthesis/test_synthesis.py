@@ -57,6 +57,8 @@ def test_lineage_never_lengthens_names_or_descriptions():
     (json.dumps({"parent": "direct", "action": "react", "tools": []}), "spec", "needs at least one tool"),
     (json.dumps({"parent": "codeact", "tools": ["python", "shell"]}), "semantic",
      "does not allow tool 'shell'"),
+    (json.dumps({"parent": "program_of_thought", "action": "react", "answer_from": "text",
+                 "tools": ["python"], "max_steps": 1}), "semantic", "reads a tool's result in a later step"),
     (full(memory={"kind": "infinite"}), "spec", "memory.kind"),
     (full("def extract_answer(text)\n    return text"), "spec", "SyntaxError"),
     (full("def answer(text):\n    return text"), "spec", "must define `def extract_answer(text)`"),
@@ -69,6 +71,12 @@ def test_each_rung_rejects_its_broken_spec_with_the_exact_error(text, rung, frag
     result = check(text)
     assert not result.ok
     assert result.error.startswith(f"[{rung}]") and fragment in result.error
+
+
+def test_one_step_suffices_where_the_printed_output_is_the_answer():
+    result = check(json.dumps({"parent": "program_of_thought", "action": "codeact", "answer_from": "stdout",
+                               "tools": ["python"], "max_steps": 1}))
+    assert result.ok, result.error
 
 
 def test_too_big_limits_are_clamped_and_copied_instructions_dropped():

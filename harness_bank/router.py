@@ -14,11 +14,11 @@ with fewer tokens wins. The route says why: `exploit` (the arm with the best pos
 (another arm drawn by Thompson sampling) or `synthesized` (the share for new variants came up).
 
 Exploration is spent only where the rest of the stream can pay it back. A cluster is expected to see as
-many tasks again as it has seen (`horizon`, unless configured). Another arm drawn runs only if some number
-of runs m of it (up to `lookahead`) pays for itself: what m runs can teach — over the horizon left after
-them, the expected excess of its mean after m more outcomes over the best arm's mean,
-(h − m) · E[max(μ_m − μ_best, 0)] — at least covers what the m runs are expected to lose, m · (μ_best − μ);
-else the best arm runs. Counting the runs it takes to learn (the knowledge gradient over m steps) is what
+many tasks again as it has seen (`horizon`, unless configured). Another arm drawn runs only if some
+number of runs m of it (up to `lookahead`) pays for itself: what m runs can teach — over the horizon left
+after them, the expected excess of its mean after m more outcomes over the best arm's mean, (h − m) ·
+E[max(μ_m − μ_best, 0)] — at least covers what the m runs are expected to lose, m · (μ_best − μ); else
+the best arm runs. Counting the runs it takes to learn (the knowledge gradient over m steps) is what
 keeps an arm that only a lucky streak could lift above the best from being explored. A variant is written
 only from a parent that has failed in the cluster (a mutation reads its failures; a parent that has not
 failed there sits at the ceiling, with nothing to fix).
@@ -232,8 +232,8 @@ class Router:
         tied = [a for d, a in draws if d >= top - self.config.tie_margin]
         arm = min(tied, key=lambda a: (a.tokens_key, -a.mean, a.evidence.harness_id))
         horizon = self.config.horizon if self.config.horizon is not None else seen
-        lookahead = self.config.lookahead
-        if arm is not best and horizon is not None and not pays_back(arm, best, horizon, lookahead):
+        if (arm is not best and horizon is not None
+                and not pays_back(arm, best, horizon, self.config.lookahead)):
             return RouteChoice("exploit", best, best, arms,
                                f"{best.evidence.name} (posterior mean {best.mean:.2f}): exploring "
                                f"{arm.evidence.name} ({arm.mean:.2f}) would not pay back over {horizon:g} "

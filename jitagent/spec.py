@@ -110,6 +110,10 @@ class ToolPolicy(_Strict):
         return self
 
 
+# the step formats whose replies call a tool by name (codeact's replies are programs)
+TOOL_CALLING_KINDS = ("react", "json_tool")
+
+
 class ActionSpec(_Strict):
     """A: the step format, sampling, voting, verification and stopping."""
 
@@ -125,7 +129,7 @@ class ActionSpec(_Strict):
     def answers_after_a_tool(self) -> bool:
         """Whether a tool's result reaches the answer only in a later step: every kind that calls tools,
         except a program whose printed output is the answer."""
-        return self.kind in ("react", "json_tool") or (self.kind == "codeact" and self.answer_from == "text")
+        return self.kind in TOOL_CALLING_KINDS or (self.kind == "codeact" and self.answer_from == "text")
 
 
 class FewShot(_Strict):
@@ -315,7 +319,7 @@ class HarnessSpec(_Strict):
         stages = [c.stage for c in self.code_sections]
         if len(set(stages)) != len(stages) or self.code == []:
             raise ValueError(f"code: one section per stage, at least one; got stages {stages}")
-        if self.action.kind in ("react", "json_tool") and not self.tools.tools:
+        if self.action.kind in TOOL_CALLING_KINDS and not self.tools.tools:
             raise ValueError(f"action.kind {self.action.kind!r} needs at least one tool in tools.tools")
         if self.action.kind == "codeact" and "python" not in self.tools.tools:
             raise ValueError("action.kind 'codeact' needs 'python' in tools.tools")

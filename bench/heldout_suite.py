@@ -5,7 +5,8 @@ from reasoning_gym's registry, leaving out the ones the built-in `reasoning_gym`
 those whose questions are short enough for a 4,096-token context and whose entries generate quickly,
 and writes learn/score/final tasks for each, scored by the generator's own checker.
 
-Usage: python bench/heldout_suite.py OUT.jsonl [--types 12] [--draw 0] [--sizes 8 4 4]
+Usage: python bench/heldout_suite.py OUT.jsonl [--types 12] [--draw 0] [--sizes 8 4 4] [--exclude SUITE ...]
+(`--exclude`: also leave out the types of earlier drawn suites, so a fresh draw is a fresh check)
 """
 
 from __future__ import annotations
@@ -41,10 +42,10 @@ def usable(name: str) -> bool:
         return False
 
 
-def draw(types: int, draw_seed: int) -> list[str]:
+def draw(types: int, draw_seed: int, excluded: set[str]) -> list[str]:
     from reasoning_gym.factory import DATASETS
 
-    pool = sorted(set(DATASETS) - set(GYM_GENERATORS))
+    pool = sorted(set(DATASETS) - set(GYM_GENERATORS) - excluded)
     random.Random(draw_seed).shuffle(pool)
     chosen = []
     for name in pool:
@@ -74,8 +75,12 @@ def main() -> None:
     parser.add_argument("--types", type=int, default=12, help="generators to draw")
     parser.add_argument("--draw", type=int, default=0, help="seed of the draw")
     parser.add_argument("--sizes", type=int, nargs=3, default=[8, 4, 4], metavar=("LEARN", "SCORE", "FINAL"))
+    parser.add_argument("--exclude", type=Path, nargs="*", default=[], metavar="SUITE",
+                        help="suites (JSONL) whose types are left out")
     args = parser.parse_args()
-    names = draw(args.types, args.draw)
+    excluded = {json.loads(line)["type"] for suite in args.exclude for line in suite.read_text().splitlines()
+                if line.strip()}
+    names = draw(args.types, args.draw, excluded)
     sizes = dict(zip(("learn", "score", "final"), args.sizes))
     lines = [task.model_dump_json(exclude_defaults=True) for name in names for task in tasks_for(name, sizes)]
     args.out.write_text("\n".join(lines) + "\n")

@@ -89,6 +89,17 @@ def test_wall_times_are_the_median_the_99th_percentile_and_the_maximum(tmp_path)
     assert "| fixed:recursive | 4 | 25.5 | 44.6 | 45.0 | 2 |" in wall_times(ledger, ["fixed:recursive"], 30)
 
 
+def test_the_thirds_show_the_gain_over_the_baseline_on_their_own_tasks():
+    from jitagent.benchmark.report import thirds
+
+    # easy tasks first: the raw thirds fall while the gain over the baseline on the same tasks rises
+    stream = [{"task_id": f"t{i}", "order": i, "reward": r} for i, r in enumerate([1, 1, 1, 0.5, 1, 0])]
+    baseline = [{"task_id": f"t{i}", "reward": r} for i, r in enumerate([1, 1, 0.5, 0.5, 0, 0])]
+    assert thirds(stream, baseline) == "1.00 → 0.75 → 0.50 (+0.0 → +25.0 → +50.0)"
+    assert thirds(stream, []) == "1.00 → 0.75 → 0.50"
+    assert thirds([{"task_id": "t0", "order": None, "reward": 1}], baseline) == "–"
+
+
 def test_infrastructure_failures_are_rerun_and_genuine_zeros_are_not(tmp_path):
     bench = make_bench(tmp_path, arms=("fixed",))
     asyncio.run(bench.run(progress=False))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Literal
 
-from jitagent.spec import HarnessSpec
+from jitagent.spec import TOOL_CALLING_KINDS, HarnessSpec
 from jitagent.tools import TOOL_SCHEMAS
 
 SYSTEM = """You design agent harnesses. A harness decides how a small language model works on a task.
@@ -19,7 +19,8 @@ Protocol (pick one value for each stage):
 - planning: none | upfront (plan first) | replan (plan, revise) | reflect (retry after a failed check) \
 | decompose (split into sub-questions)
 - tools: which tools the model may call
-- max_steps: model calls allowed (1-8)
+- max_steps: model calls allowed (1-8); at least 2 where a tool's result is read in a later call \
+(""" + ", ".join(TOOL_CALLING_KINDS) + """, codeact answering from text)
 - instruction: one short general instruction for the model (never the answer, never a copy of the task)
 Tools:
 """ + "\n".join(f"- {name}: {schema['description']}" for name, schema in TOOL_SCHEMAS.items()) + """

@@ -173,6 +173,16 @@ def test_prompt_prefix_is_byte_identical_across_tasks():
     assert b[1]["content"].startswith(prefix)
 
 
+def test_the_protocol_states_the_step_rule_the_semantic_check_enforces():
+    """A meta-model told the rule can meet it in its first draft instead of paying for a repair round."""
+    from jitagent.spec import TOOL_CALLING_KINDS
+    from jitagent.synthesis.prompt import SYSTEM
+
+    line = next(line for line in SYSTEM.splitlines() if line.startswith("- max_steps:"))
+    assert "at least 2" in line and "codeact answering from text" in line
+    assert all(kind in line for kind in TOOL_CALLING_KINDS)
+
+
 def test_a_chain_of_five_mutations_carries_no_tasks_text_and_no_repeated_line():
     """Each meta-model answer adds a generic line (again) and a line from a task it was shown: the current
     one quoted, or its parent's failure restated. Five generations later only the generic line is left."""

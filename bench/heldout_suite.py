@@ -20,7 +20,7 @@ import zlib
 from pathlib import Path
 
 from jitagent.suites.external import GYM_GENERATORS, GYM_SPLIT_SEEDS, _gym_dataset
-from jitagent.tasks import Task
+from jitagent.tasks import Task, load_suite
 
 MAX_PROMPT_CHARS = 1500  # the question and a reply must fit the solver's context with room to work
 MAX_ANSWER_CHARS = 300
@@ -75,11 +75,13 @@ def main() -> None:
     parser.add_argument("--types", type=int, default=12, help="generators to draw")
     parser.add_argument("--draw", type=int, default=0, help="seed of the draw")
     parser.add_argument("--sizes", type=int, nargs=3, default=[8, 4, 4], metavar=("LEARN", "SCORE", "FINAL"))
-    parser.add_argument("--exclude", type=Path, nargs="*", default=[], metavar="SUITE",
-                        help="suites (JSONL) whose types are left out")
+    parser.add_argument("--exclude", nargs="*", default=[], metavar="SUITE",
+                        help="suites (a name or a JSONL file) whose types are left out")
     args = parser.parse_args()
-    excluded = {json.loads(line)["type"] for suite in args.exclude for line in suite.read_text().splitlines()
-                if line.strip()}
+    try:
+        excluded = {task.type for suite in args.exclude for task in load_suite(suite)}
+    except (OSError, ValueError) as exc:
+        sys.exit(f"heldout_suite: --exclude: {exc}")
     names = draw(args.types, args.draw, excluded)
     sizes = dict(zip(("learn", "score", "final"), args.sizes))
     lines = [task.model_dump_json(exclude_defaults=True) for name in names for task in tasks_for(name, sizes)]

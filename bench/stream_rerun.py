@@ -1,9 +1,10 @@
-"""Rerun one stream arm of a finished benchmark run, from the same warm banks, at the code checked out now.
+"""Rerun one stream arm of a finished benchmark run from the same warm banks, at the code checked out now.
 
-A run's warm-up (its banks on `learn`), screen and fixed arms do not depend on the stream's code: this copies
-them, with the ledger and trajectories minus the arm's rows, into a new run folder. The same `jitagent bench`
-command with `--out NEW` then resumes there and runs only the stream, so two versions of the stream meet the
-same evidence and can be paired task by task.
+This copies a run's warm banks (and a tool arm's record of the code already written for its clusters), its
+ledger and its trajectories minus the arm's rows into a new run folder. The same `jitagent bench` command
+with `--out NEW` then resumes there and runs only the stream, so two versions of the stream meet the same
+evidence and pair task by task. That holds where the code that warms and screens is unchanged and the source
+run had no infrastructure errors: the bench fills a warm-up's gaps and reruns such units with the code now.
 
 Usage: python bench/stream_rerun.py SRC NEW [--arm jit_examples]
 """
@@ -12,21 +13,56 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
 
+from jitagent.benchmark.arms import STREAM_ARMS, WARMED_ARMS
+from jitagent.benchmark.runner import copy_bank
 
-def drop_arm(source: Path, target: Path, arm: str) -> int:
-    """Copy a JSONL file without the arm's rows; how many rows were dropped."""
-    kept, dropped = [], 0
-    for line in source.read_text().splitlines():
-        if line.strip() and json.loads(line).get("arm") == arm:
-            dropped += 1
-        else:
-            kept.append(line)
-    target.write_text("".join(f"{line}\n" for line in kept))
-    return dropped
+STREAM_BANK = re.compile(r".+-r\d+\.db")  # a stream's own bank, one per repeat: rebuilt by the stream
+
+
+def without_arm(path: Path, arm: str) -> tuple[list[str], int]:
+    """A JSONL file's lines but the arm's rows, and how many rows were left out."""
+    lines = [line for line in path.read_text().splitlines() if line.strip()]
+    kept = [line for line in lines if json.loads(line).get("arm") != arm]
+    return kept, len(lines) - len(kept)
+
+
+def write_lines(path: Path, lines: list[str]) -> None:
+    path.write_text("".join(f"{line}\n" for line in lines))
+
+
+def carried_banks(source: Path) -> list[Path]:
+    """The banks a stream starts from: every bank of the run but the streams' own."""
+    return sorted(p for p in source.glob("*.db") if not STREAM_BANK.fullmatch(p.name))
+
+
+def rerun_folder(source: Path, new: Path, arm: str) -> dict:
+    """Fill `new` from `source` for a rerun of `arm`; what was carried. Raises ValueError naming the
+    problem."""
+    if new.exists() and (not new.is_dir() or any(new.iterdir())):
+        raise ValueError(f"{new} exists and is not an empty folder")
+    if not (source / "results.jsonl").is_file():
+        raise ValueError(f"{source} has no ledger (results.jsonl)")
+    banks = carried_banks(source)
+    if arm in WARMED_ARMS and not banks:
+        raise ValueError(f"{source} has no warm bank for {arm} to start from")
+    rows, dropped = without_arm(source / "results.jsonl", arm)
+    if not dropped:
+        raise ValueError(f"{source} has no rows of arm {arm!r}")
+    new.mkdir(parents=True, exist_ok=True)
+    write_lines(new / "results.jsonl", rows)
+    for bank in banks:
+        copy_bank(bank, new / bank.name)
+    steps = sorted(source.glob("tools-*.jsonl"))  # code already written for the clusters: not written again
+    for path in steps:
+        shutil.copy2(path, new / path.name)
+    if (source / "trajectories.jsonl").is_file():
+        write_lines(new / "trajectories.jsonl", without_arm(source / "trajectories.jsonl", arm)[0])
+    return {"banks": [b.name for b in banks], "tool_steps": [p.name for p in steps], "dropped_rows": dropped}
 
 
 def main() -> None:
@@ -34,20 +70,12 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("source", type=Path)
     parser.add_argument("new", type=Path)
-    parser.add_argument("--arm", default="jit_examples")
+    parser.add_argument("--arm", default="jit_examples", choices=STREAM_ARMS)
     args = parser.parse_args()
-    if args.new.exists() and any(args.new.iterdir()):
-        sys.exit(f"stream_rerun: {args.new} is not empty")
-    banks = [p for p in args.source.glob("*.db*") if not p.name.startswith(f"{args.arm}-r")]
-    if not (args.source / "results.jsonl").exists() or not banks:
-        sys.exit(f"stream_rerun: {args.source} has no ledger or no warm banks to start from")
-    args.new.mkdir(parents=True, exist_ok=True)
-    for bank in banks:
-        shutil.copy2(bank, args.new / bank.name)
-    dropped = drop_arm(args.source / "results.jsonl", args.new / "results.jsonl", args.arm)
-    if (args.source / "trajectories.jsonl").exists():
-        drop_arm(args.source / "trajectories.jsonl", args.new / "trajectories.jsonl", args.arm)
-    print(json.dumps({"banks": sorted(b.name for b in banks), "dropped_rows": dropped}))
+    try:
+        print(json.dumps(rerun_folder(args.source, args.new, args.arm)))
+    except ValueError as exc:
+        sys.exit(f"stream_rerun: {exc}")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from jitagent.benchmark.stats import (
     best_fixed,
     hindsight_rows,
     paired_difference,
+    per_task,
     summarize,
     wall_percentiles,
 )
@@ -166,8 +167,8 @@ def report(bench, command: str) -> str:
     rows = summarize(ledger, arms, extra)
     images = plots(ledger, rows, bench.config.out, command)
     text = (f"`{command}`\n\n{markdown(rows)}\n\nBest fixed seed on `final` (the paired baseline): "
-            f"{best_fixed(ledger) or '–'}. Hindsight oracle (the best fixed seed per type chosen on `final` "
-            f"itself — the upper bound of routing among the seeds run there, not a competitor): "
+            f"{best_fixed(ledger) or '–'}. Hindsight oracle (the best fixed seed per type chosen on "
+            f"`final` itself — the upper bound of routing among the seeds run there, not a competitor): "
             + ", ".join(f"{t} → {s}" for t, s in sorted(choice.items(), key=str)) + ".\n\n")
     text += goals(ledger, rows, hindsight) + "\n\n"
     text += "Mean reward per task type:\n\n" + per_type(ledger, [r["arm"] for r in rows], extra) + "\n\n"
@@ -204,7 +205,7 @@ def goals(ledger: Ledger, rows: list[dict], hindsight: list[dict]) -> str:
     baseline = by_arm.get(best_fixed(ledger) or "")
     baseline_units = ledger.rows(baseline["arm"]) if baseline else []
     lines = ["| arm | success | vs best fixed seed (paired 95% CI) | vs hindsight oracle (paired 95% CI) | "
-             "× best seed's tokens | exploit | stream thirds (gain over the best seed) |",
+             "× best seed's tokens | exploit | stream thirds (gain over the best fixed seed, points) |",
              "|---|---|---|---|---|---|---|"]
     for arm in [r["arm"] for r in rows if r["arm"].startswith(("jit", "ablation:", "fixed_adapter:"))]:
         units = ledger.rows(arm)
@@ -226,22 +227,20 @@ def _paired(units: list[dict], baseline: list[dict] | None) -> str:
 
 def thirds(units: list[dict], baseline: list[dict]) -> str:
     """Mean reward over the first, middle and last third of the stream's positions (all repeats), and its
-    gain over `baseline` on the same tasks: the thirds hold different tasks, so the gain is what shows
-    learning."""
+    gain in points over `baseline` on the same tasks: the thirds hold different tasks, so the gain is what
+    shows learning."""
     ordered = [r for r in units if r.get("order") is not None]
     if not ordered:
         return "–"
     length = max(r["order"] for r in ordered) + 1
     parts = [[r for r in ordered if r["order"] * 3 // length == third] for third in range(3)]
     text = " → ".join(f"{statistics.fmean(r['reward'] for r in p):.2f}" if p else "–" for p in parts)
-    theirs = {}
-    for r in baseline:
-        theirs.setdefault(r["task_id"], []).append(r["reward"])
-    gains = [[r["reward"] - statistics.fmean(theirs[r["task_id"]]) for r in p if r["task_id"] in theirs]
-             for p in parts]
+    theirs = per_task(baseline)
+    gains = [[r["reward"] - theirs[r["task_id"]] for r in p if r["task_id"] in theirs] for p in parts]
     if not any(gains):
         return text
-    return text + " (" + " → ".join(f"{statistics.fmean(g) * 100:+.1f}" if g else "–" for g in gains) + ")"
+    points = " → ".join(f"{statistics.fmean(g) * 100:+.1f}" if g else "–" for g in gains)
+    return f"{text} ({points})"
 
 
 def tools_section(bench, rows: list[dict]) -> str:
@@ -291,15 +290,15 @@ def adapter_summary(bench, rows: list[dict], adapter) -> str:
              f"; gate on {gate['tasks']} `score` tasks: {_fmt(gate['variant_reward'])} with it vs "
              f"{_fmt(gate['parent_reward'])} without ({'passed' if gate['accepted'] else 'refused'}, "
              f"{_num(gate.get('tokens'))} tokens, {gate['wall_s'] / 60:.1f} min)")
-    per_task = s["train_s"] / tasks if tasks else None
+    per_unit = s["train_s"] / tasks if tasks else None
     return (f"Adapter `{adapter.name}` ({adapter.id}, LoRA rank {adapter.config['rank']} of "
             f"{adapter.base_model}): "
             f"{s['examples']} records of verified `learn` runs ({s['corrected_records']} corrected, "
             f"{s['skipped']} too long), {s['steps']} steps, {_num(s['tokens'])} tokens trained on, loss "
-            f"{s['first_loss']:.3f} → {s['last_loss']:.3f}; training {s['train_s'] / 60:.1f} min on 2 cores"
-            f"{corrected}{gated}. Training amortized over the {tasks} `final` units of the arms offering it: "
-            + ("–" if per_task is None else f"{per_task:.1f} s per unit") + " (no prompt tokens: an adapter "
-            "adds none at test time).\n\n")
+            f"{s['first_loss']:.3f} → {s['last_loss']:.3f}; training {s['train_s'] / 60:.1f} min on 2 "
+            f"cores{corrected}{gated}. Training amortized over the {tasks} `final` units of the arms "
+            "offering it: " + ("–" if per_unit is None else f"{per_unit:.1f} s per unit")
+            + " (no prompt tokens: an adapter adds none at test time).\n\n")
 
 
 def writer_tokens(step: dict) -> int | None:
@@ -317,8 +316,9 @@ def tools_summary(arm: str, steps: list[dict], stream_tasks: int, row: dict, bes
 
 
 def tools_table(steps: list[dict]) -> str:
-    lines = ["| cluster | stage | parent | harness | held-out parent → harness | score gate parent → harness "
-             "| writer tokens | run tokens | min | why |", "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| cluster | stage | parent | harness | held-out parent → harness | score gate parent → "
+             "harness | writer tokens | run tokens | min | why |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for s in steps:
         harness = (s["harness"] or "–") + (" ✓" if s["accepted"] else "")
         lines.append(f"| {s['cluster']} | {s['stage'] or '–'} | {s['parent'] or '–'} | {harness} | "

@@ -5,24 +5,10 @@ references; the task last."""
 from __future__ import annotations
 
 import json
-from typing import Literal, get_args
+from typing import Literal
 
-from jitagent.spec import ActionSpec, HarnessSpec
+from jitagent.spec import HarnessSpec
 from jitagent.tools import TOOL_SCHEMAS
-
-
-def later_call_formats() -> str:
-    """The step formats whose tool result reaches the answer only in a later call, read off ActionSpec's own
-    rule (they need at least 2 steps): "react, codeact answering from text, json_tool"."""
-    sources = get_args(ActionSpec.model_fields["answer_from"].annotation)
-    names = []
-    for kind in get_args(ActionSpec.model_fields["kind"].annotation):
-        later = [s for s in sources if ActionSpec(kind=kind, answer_from=s).answers_after_a_tool]
-        if later:
-            names.append(kind if len(later) == len(sources)
-                         else f"{kind} answering from {' or '.join(later)}")
-    return ", ".join(names)
-
 
 SYSTEM = """You design agent harnesses. A harness decides how a small language model works on a task.
 Protocol (pick one value for each stage):
@@ -33,8 +19,7 @@ Protocol (pick one value for each stage):
 - planning: none | upfront (plan first) | replan (plan, revise) | reflect (retry after a failed check) \
 | decompose (split into sub-questions)
 - tools: which tools the model may call
-- max_steps: model calls allowed (1-8); at least 2 where a tool's result is read in a later call \
-(""" + later_call_formats() + """)
+- max_steps: model calls allowed (1-8)
 - instruction: one short general instruction for the model (never the answer, never a copy of the task)
 Tools:
 """ + "\n".join(f"- {name}: {schema['description']}" for name, schema in TOOL_SCHEMAS.items()) + """

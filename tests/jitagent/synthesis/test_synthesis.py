@@ -9,7 +9,6 @@ import pytest
 from jitagent.catalog import load_seeds
 from jitagent.models.scripted import ScriptedModel
 from jitagent.runtime.agent import Runtime
-from jitagent.spec import ActionSpec
 from jitagent.synthesis.synthesize import SynthesisConfig, Synthesizer
 from jitagent.synthesis.validate import Ceilings, validate_static
 from jitagent.tasks import Task
@@ -172,19 +171,6 @@ def test_prompt_prefix_is_byte_identical_across_tasks():
     assert a[0] == b[0]
     prefix = a[1]["content"].split("Task:")[0]
     assert b[1]["content"].startswith(prefix)
-
-
-def test_the_protocol_states_the_step_rule_the_semantic_check_enforces():
-    """A meta-model told the rule can meet it in its first draft instead of paying for a repair round."""
-    from jitagent.synthesis.prompt import SYSTEM
-
-    line = next(line for line in SYSTEM.splitlines() if line.startswith("- max_steps:"))
-    named = line.split("later call (")[1].rstrip(")").split(", ")
-    for kind, answer_from in [("react", "text"), ("json_tool", "stdout"), ("codeact", "text"),
-                              ("codeact", "stdout"), ("direct", "text")]:
-        needs_two = ActionSpec(kind=kind, answer_from=answer_from).answers_after_a_tool
-        stated = kind in named or f"{kind} answering from {answer_from}" in named
-        assert needs_two == stated, (kind, answer_from)
 
 
 def test_a_chain_of_five_mutations_carries_no_tasks_text_and_no_repeated_line():

@@ -28,6 +28,12 @@ def reading(units: list[dict]) -> str:
             f"synthesized: {synthesized}")
 
 
+def same_choices(new: list[dict], old: list[dict]) -> int:
+    """How many tasks ran the same harness by the same route in both streams."""
+    before = {u["task_id"]: (u["harness"], u["route"]) for u in old}
+    return sum(before.get(u["task_id"]) == (u["harness"], u["route"]) for u in new)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -42,11 +48,8 @@ def main() -> None:
             raise SystemExit(f"pair_streams: {name} run has no rows of arm {args.arm!r}")
         print(f"{name}: {reading(units)}")
     mean, low, high, n = paired_difference(runs["new"], runs["old"])
-    same = sum(a["harness"] == b["harness"] and a["route"] == b["route"]
-               for a in runs["new"] for b in runs["old"] if a["task_id"] == b["task_id"])
     print(f"new − old: {mean * 100:+.1f} points ({low * 100:+.1f} to {high * 100:+.1f}), {n} tasks paired; "
-          f"the same harness and route on {same}")
-
+          f"the same harness and route on {same_choices(runs['new'], runs['old'])}")
 
 if __name__ == "__main__":
     main()

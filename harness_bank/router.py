@@ -23,15 +23,6 @@ over m steps) is what keeps an arm that only a lucky streak could lift above the
 explored. A variant is written only from a parent that has failed in the cluster (a mutation reads
 its failures; a parent that has not failed there sits at the ceiling, with nothing to fix).
 
-Where arms have run in the cluster and none has earned any reward yet, there is no best arm to exploit,
-only a search for one that succeeds at all: arms are tried by success chance per token (posterior mean
-over mean tokens, the index that orders a search for a prize hidden in boxes of unequal cost and chance),
-so a cheap arm of fair chance is tried before a dear one of the same chance, and failures lower an arm's
-chance and pass the turn on. An arm of unknown cost is priced as the dearest known one (unknown never
-passes for cheap), and none counts as cheaper than a tenth of it (a run that crashed before the model
-spent anything is not a free try). The first reward ends the search and Thompson sampling takes over; a
-cluster with no run yet is not searched: its priors from other tasks decide.
-
 All the arithmetic of that model is here: the similarity-weighted record on the nearest past tasks,
 the base rate, the shrinkage, the posterior. The bank only gathers the facts (its retrieval ranks
 with the same near-task record and shrinkage).
@@ -132,16 +123,6 @@ def pays_back(arm: Arm, best: Arm, horizon: float, lookahead: int) -> bool:
         return True
     return any((horizon - m) * lookahead_excess(arm.alpha, arm.beta, best.mean, m) >= m * loss
                for m in range(1, min(lookahead, math.ceil(horizon) - 1) + 1))
-
-
-SEARCH_COST_FLOOR = 0.1  # the least cost of a searched arm, as a share of the dearest known arm's
-
-
-def chance_per_token(arm: Arm, dearest: float) -> float:
-    """A searched arm's index: its posterior mean per token it spends, priced at `dearest` (the dearest
-    known arm's tokens) where its cost is unknown and at no less than SEARCH_COST_FLOOR of it."""
-    tokens = arm.evidence.mean_tokens if arm.evidence.mean_tokens is not None else dearest
-    return arm.mean / max(tokens, SEARCH_COST_FLOOR * dearest, 1.0)
 
 
 @dataclass(frozen=True)
@@ -246,14 +227,6 @@ class Router:
                                    "runs meanwhile", write_code=True)
             return RouteChoice("synthesized", parent, best, arms,
                                f"synthesis share {share:.2f} at evidence {weight:.1f}")
-        if self.searching(arms):
-            known = [a.evidence.mean_tokens for a in arms if a.evidence.mean_tokens is not None]
-            dearest = max(known, default=1.0)
-            arm = min(arms, key=lambda a: (-chance_per_token(a, dearest), self.rank(a)))
-            cost = "unknown" if arm.evidence.mean_tokens is None else f"{arm.evidence.mean_tokens:.0f}"
-            return RouteChoice("exploit" if arm is best else "explore", arm, best, arms,
-                               f"no arm has succeeded here: {arm.evidence.name} has the best chance per "
-                               f"token ({arm.mean:.2f} at {cost} tokens)")
         draws = [(rng.betavariate(a.alpha, a.beta), a) for a in arms]
         top = max(d for d, _ in draws)
         tied = [a for d, a in draws if d >= top - self.config.tie_margin]
@@ -269,11 +242,6 @@ class Router:
         return RouteChoice(route, arm, best, arms,
                            f"Thompson draw {top:.2f}: {arm.evidence.name} (posterior mean "
                                                    f"{arm.mean:.2f}, {arm.evidence.runs} run(s) here)")
-
-    @staticmethod
-    def searching(arms: list[Arm]) -> bool:
-        """Whether the cluster is searching for an arm that succeeds: arms ran here, none earned reward."""
-        return any(a.evidence.runs for a in arms) and not any(a.evidence.reward_sum > 0 for a in arms)
 
     @staticmethod
     def rank(arm: Arm) -> tuple:

@@ -5,7 +5,7 @@ import random
 from collections import Counter
 
 from harness_bank import Outcome
-from harness_bank.router import ArmEvidence, Router, RouterConfig, base_rate, chance_per_token
+from harness_bank.router import ArmEvidence, Router, RouterConfig
 from jitagent.catalog import load_seeds
 
 SEEDS = load_seeds()
@@ -137,29 +137,6 @@ def test_an_arm_only_a_lucky_streak_could_lift_is_not_explored():
                    for s in range(300))["explore"] == 0
     assert Counter(router.choose(behind, 0.5, random.Random(s), seen=300).route
                    for s in range(300))["explore"] > 20
-
-
-def test_where_no_arm_has_succeeded_the_search_goes_by_success_chance_per_token():
-    router = Router(RouterConfig(synth_start=0, synth_floor=0))
-    record = {"dear": [1, 0.0, 950.0], "cheap": [0, 0.0, 300.0], "unknown": [0, 0.0, None]}
-    picks = []
-    for task in range(10):  # every run fails: failures lower that arm's chance, and the turn passes on
-        evidence = [arm(name, runs, wins, tokens) for name, (runs, wins, tokens) in record.items()]
-        choice = router.choose(evidence, base_rate(evidence, []), random.Random(task), seen=task + 1)
-        assert "no arm has succeeded" in choice.reason
-        picks.append(choice.arm.evidence.name)
-        record[picks[-1]][0] += 1
-    # the same chance at a third of the cost: the cheap arm is tried until its chance per token falls
-    # below the dear one's; the arm of unknown cost is priced as the dearest, never as the cheapest
-    assert picks == ["cheap"] * 8 + ["dear", "unknown"], picks
-    record["dear"][1] = 1.0  # a first reward ends the search: the draw decides again
-    evidence = [arm(name, runs, wins, tokens) for name, (runs, wins, tokens) in record.items()]
-    assert "Thompson" in router.choose(evidence, 0.5, random.Random(0)).reason
-    # a cluster with no run yet is not searched, and no arm is priced below a tenth of the dearest
-    cold = [arm("strong", 0, 0.0, 1500.0), arm("crashes", 0, 0.0, 0.0)]
-    assert not router.searching(router.arms(cold, 0.5))
-    assert chance_per_token(router.arms([arm("free", 3, 0.0, 0.0)], 0.5)[0], 1500.0) \
-        == router.arms([arm("free", 3, 0.0, 150.0)], 0.5)[0].mean / 150.0
 
 
 def test_a_horizon_is_a_number_of_tasks():

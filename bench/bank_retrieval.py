@@ -50,7 +50,7 @@ def bench_index(kind: str, data: np.ndarray, queries: np.ndarray) -> dict:
 
 def end_to_end(n_outcomes: int = 1000) -> dict:
     from harness_bank import HarnessBank, Outcome
-    from jitagent.catalog import load_seeds, seed_bank
+    from jitagent.harness.seeds import load_seeds, seed_bank
 
     with tempfile.TemporaryDirectory() as tmp:
         bank = HarnessBank(f"{tmp}/bank.db")

@@ -40,10 +40,10 @@ import grpc
 import psycopg
 import redis.asyncio as aioredis
 
-from jitagent.client import JitAgentClient
+from jitagent.fleet.queue import TaskQueue
 from jitagent.fleet.services import PostgresCluster, RedisServer, create_database, free_port
-from jitagent.fleet.streams import TaskQueue
-from jitagent.tasks import Task
+from jitagent.protocol.client import JitAgentClient
+from jitagent.tasks.task import Task
 
 STREAM = "chaos:tasks"
 FAULTS = ((0.15, "kill -9 worker"), (0.35, "kill -9 replica"), (0.55, "restart postgresql"),

@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 
 from harness_bank import HarnessBank
-from jitagent.catalog import spec_reader
+from jitagent.harness.seeds import spec_reader
+from jitagent.improvement.training.correct import CorrectionConfig, Yield, corrections
 from jitagent.models import load_model
-from jitagent.tasks import load_suite
-from jitagent.training.correct import CorrectionConfig, Yield, corrections
+from jitagent.tasks.task import load_suite
 
 
 async def kept(bank, expert, solver, tries: int, held: frozenset[str], tally: Yield) -> list[dict]:

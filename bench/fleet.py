@@ -30,10 +30,10 @@ import redis
 
 from harness_bank import HarnessBank, Outcome
 from harness_bank.embedder import shared_embedder
-from jitagent.catalog import load_seeds, seed_bank
 from jitagent.fleet.services import create_database, local_postgres, local_redis
-from jitagent.spec import parse_spec
-from jitagent.tasks import Task
+from jitagent.harness.seeds import load_seeds, seed_bank
+from jitagent.harness.spec import parse_spec
+from jitagent.tasks.task import Task
 
 TYPES = ("zero", "nothing", "naught", "nil")
 NO_SYNC_COMMIT = "?options=-c%20synchronous_commit%3Doff"

@@ -20,11 +20,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from jitagent.catalog import load_seeds
+from jitagent.common.usage import Usage
+from jitagent.harness.seeds import load_seeds
 from jitagent.models.base import Generation
 from jitagent.runtime.agent import Runtime
-from jitagent.tasks import load_suite
-from jitagent.usage import Usage
+from jitagent.tasks.task import load_suite
 
 SCRIPTED_TASKS = 2  # per type of the starter suite's score split, and per reasoning_gym generator
 VOLATILE = {"wall_s", "run_id", "since", "created_at"}  # differ from run to run, whatever the code
@@ -111,8 +111,8 @@ async def runtime_lines(log: list[dict]) -> None:
 
 
 async def pipeline_lines(log: list[dict]) -> None:
-    from jitagent.assembly import pipeline_on
-    from jitagent.pipeline import PipelineConfig
+    from jitagent.solving.assembly import pipeline_on
+    from jitagent.solving.config import PipelineConfig
 
     with tempfile.TemporaryDirectory() as folder:
         model = RecordingModel(log)

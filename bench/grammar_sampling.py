@@ -17,13 +17,13 @@ from pathlib import Path
 from llama_cpp import Llama, LlamaGrammar
 from rich.progress import track
 
-from jitagent.catalog import load_seeds
+from jitagent.harness.seeds import load_seeds
+from jitagent.improvement.synthesis.edit import edit_schema
+from jitagent.improvement.synthesis.prompt import synthesis_messages
 from jitagent.models.base import render_chatml
 from jitagent.models.gguf import model_path
 from jitagent.models.grammar_sampling import FastGrammarLlama
-from jitagent.synthesis.edit import edit_schema
-from jitagent.synthesis.prompt import synthesis_messages
-from jitagent.tasks import load_suite, spread_over_types
+from jitagent.tasks.task import load_suite, spread_over_types
 
 OUT = Path(__file__).parent / "out"
 REFERENCES = ("program_of_thought", "least_to_most", "codeact")

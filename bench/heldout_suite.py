@@ -19,8 +19,8 @@ import time
 import zlib
 from pathlib import Path
 
-from jitagent.suites.external import GYM_GENERATORS, GYM_SPLIT_SEEDS, _gym_dataset
-from jitagent.tasks import Task, load_suite
+from jitagent.tasks.suites.external import GYM_GENERATORS, GYM_SPLIT_SEEDS, _gym_dataset
+from jitagent.tasks.task import Task, load_suite
 
 MAX_PROMPT_CHARS = 1500  # the question and a reply must fit the solver's context with room to work
 MAX_ANSWER_CHARS = 300

@@ -9,7 +9,7 @@ import argparse
 import json
 from pathlib import Path
 
-from jitagent.catalog import load_seeds
+from jitagent.harness.seeds import load_seeds
 
 
 def screen(run: Path) -> dict[tuple[str, str], dict]:

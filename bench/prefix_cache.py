@@ -12,11 +12,11 @@ import argparse
 import asyncio
 import json
 
-from jitagent.catalog import load_seeds
-from jitagent.cli_common import META_MODEL
+from jitagent.cli.common import META_MODEL
+from jitagent.harness.seeds import load_seeds
 from jitagent.models import load_model
 from jitagent.runtime.agent import Runtime
-from jitagent.tasks import load_suite
+from jitagent.tasks.task import load_suite
 
 
 async def probe(args: argparse.Namespace) -> None:

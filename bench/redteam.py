@@ -36,17 +36,17 @@ from pathlib import Path
 
 import grpc
 
-from jitagent.catalog import load_seeds
-from jitagent.client import JitAgentClient
+from jitagent.cli.terminal import TerminalConsole, visible
+from jitagent.harness.seeds import load_seeds
+from jitagent.improvement.synthesis.synthesize import SynthesisConfig, Synthesizer
 from jitagent.models.base import CancelToken
 from jitagent.models.scripted import ScriptedModel
+from jitagent.protocol.client import JitAgentClient
 from jitagent.runtime.agent import Runtime
-from jitagent.sandbox import WORKSPACES, SandboxLimits, Workspace, bwrap_works, sandbox_python
-from jitagent.sandbox_host import is_root, owner_tag
-from jitagent.synthesis.synthesize import SynthesisConfig, Synthesizer
-from jitagent.tasks import Task
-from jitagent.terminal import TerminalConsole, visible
-from jitagent.tools import ToolBox
+from jitagent.sandbox.host import is_root, owner_tag
+from jitagent.sandbox.launch import WORKSPACES, SandboxLimits, Workspace, bwrap_works, sandbox_python
+from jitagent.sandbox.tools import ToolBox
+from jitagent.tasks.task import Task
 from jitagent.v1 import jitagent_pb2 as pb
 
 LIMITS = SandboxLimits(wall_s=8, cpu_s=6, memory_mb=256, processes=16)

@@ -13,8 +13,8 @@ import os
 import statistics
 import time
 
-import jitagent.sandbox as sandbox
-from jitagent.sandbox import SandboxLimits, Workspace, sandbox_python
+import jitagent.sandbox.launch as sandbox
+from jitagent.sandbox.launch import SandboxLimits, Workspace, sandbox_python
 
 PROGRAM = [sandbox_python(), "-c", "pass"]
 

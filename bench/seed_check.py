@@ -31,8 +31,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 # What decides how a seed behaves on a real model: the runtime, the seeds and the tools they call.
-RUNTIME_SOURCES = ("jitagent/runtime", "seeds", "jitagent/tools.py", "jitagent/sandbox.py",
-                   "jitagent/sandbox_exec.py", "jitagent/sandbox_host.py", "jitagent/models")
+RUNTIME_SOURCES = ("jitagent/runtime", "seeds", "jitagent/sandbox/tools.py", "jitagent/sandbox/launch.py",
+                   "jitagent/sandbox/launcher.py", "jitagent/sandbox/host.py", "jitagent/models")
 NOT_RUNTIME = ("seeds/toolmaking_prompts.yaml",)  # the tool writer's prompts: no seed reads them
 DEFAULT_TASKS = dict(suite="reasoning_gym", split="final", limit=10)  # one per type: 130 units, ~25 min
 
@@ -86,7 +86,7 @@ def read_ledger(path: Path) -> list[dict]:
 
 async def run_units(seeds: list[str], tasks: list, model_name: str, budget_s: float, out: Path,
                     baseline: list[dict]) -> None:
-    from jitagent.catalog import load_seeds
+    from jitagent.harness.seeds import load_seeds
     from jitagent.models import load_model
     from jitagent.runtime.agent import Runtime
 
@@ -176,13 +176,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tolerance", type=float, default=0.25,
                         help="allowed drop in success / rise in out-of-budget share per seed")
     args = parser.parse_args(argv)
-    from jitagent.catalog import load_seeds
-    from jitagent.tasks import load_suite
+    from jitagent.harness.seeds import load_seeds
+    from jitagent.tasks.task import load_suite
 
     seeds = args.seeds or list(load_seeds())
     tasks = load_suite(args.suite, args.split)
     if args.limit:  # 0: every task of the split
-        from jitagent.tasks import spread_over_types
+        from jitagent.tasks.task import spread_over_types
 
         tasks = spread_over_types(tasks, args.limit)
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -12,11 +12,11 @@ import time
 from datetime import date
 from pathlib import Path
 
-from jitagent.catalog import load_seeds
-from jitagent.evaluate import run_tasks, summarize
+from jitagent.harness.seeds import load_seeds
 from jitagent.models import load_model
 from jitagent.runtime.agent import Runtime
-from jitagent.tasks import load_suite
+from jitagent.runtime.evaluate import run_tasks, summarize
+from jitagent.tasks.task import load_suite
 
 OUT = Path(__file__).parent / "out"
 

@@ -22,8 +22,8 @@ from datetime import date
 
 import numpy as np
 
-from jitagent.client import JitAgentClient
-from jitagent.tasks import Task
+from jitagent.protocol.client import JitAgentClient
+from jitagent.tasks.task import Task
 
 TEXTS = [f"Compute the total of column {c} in table {t} and report it." for c in "abcdefgh" for t in range(8)]
 

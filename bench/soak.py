@@ -57,12 +57,12 @@ def coder(latency_s: float):
 
 def serve(port: int, data_dir: Path, latency_s: float, concurrency: int) -> None:
     """The child: a real server whose models are scripted (the one thing `jitagent serve` cannot choose)."""
-    from jitagent.assembly import pipeline_on
-    from jitagent.logs import configure
+    from jitagent.config.logs import configure
+    from jitagent.doors.server import JitAgentServer, ServerConfig
+    from jitagent.improvement.synthesis.synthesize import SynthesisConfig
     from jitagent.models.scripted import instant_model
-    from jitagent.pipeline import PipelineConfig
-    from jitagent.server.app import JitAgentServer, ServerConfig
-    from jitagent.synthesis.synthesize import SynthesisConfig
+    from jitagent.solving.assembly import pipeline_on
+    from jitagent.solving.config import PipelineConfig
 
     configure("json")
     config = ServerConfig(port=port, data_dir=data_dir, concurrency=concurrency,
@@ -81,7 +81,7 @@ def proc_status(pid: int) -> dict[str, str]:
 
 def held_uids(pid: int) -> int:
     """Sandbox uids the server holds: its flocks on the uid lock files."""
-    from jitagent.sandbox_host import UID_LOCKS
+    from jitagent.sandbox.host import UID_LOCKS
 
     if not UID_LOCKS.exists():
         return 0
@@ -96,7 +96,7 @@ def held_uids(pid: int) -> int:
 
 def run_cgroups(pid: int) -> int:
     """Run cgroups that exist under the server's own cgroups (each run removes its own)."""
-    from jitagent.sandbox_host import CGROUP_PREFIX, CGROUP_ROOT
+    from jitagent.sandbox.host import CGROUP_PREFIX, CGROUP_ROOT
 
     count = 0
     for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
@@ -110,7 +110,7 @@ def run_cgroups(pid: int) -> int:
 
 def sandboxed_processes(server: int) -> int:
     """Processes of the server's sandboxes alive: under a sandbox uid, the server among their ancestors."""
-    from jitagent.sandbox_host import UID_POOL
+    from jitagent.sandbox.host import UID_POOL
 
     statuses = {}
     for entry in Path("/proc").iterdir():
@@ -145,9 +145,9 @@ def sample(pid: int, at: float, latencies: list[float]) -> dict:
 
 async def stream(client, number: int, until: float, latencies: list[float], errors: list[str]) -> None:
     """One stream: a task, its result, the next task, until the time is up."""
-    from jitagent.tasks import Task
+    from jitagent.protocol.tasks import task_to_proto
+    from jitagent.tasks.task import Task
     from jitagent.v1 import jitagent_pb2 as pb
-    from jitagent.wire import task_to_proto
 
     answered = asyncio.Queue()
     sent: list[float] = []
@@ -172,7 +172,7 @@ async def stream(client, number: int, until: float, latencies: list[float], erro
 
 
 async def soak(args, port: int, pid: int) -> dict:
-    from jitagent.client import JitAgentClient
+    from jitagent.protocol.client import JitAgentClient
 
     warmup = min(60.0, args.minutes * 60 / 4)
     latencies: list[float] = []

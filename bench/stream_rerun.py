@@ -18,8 +18,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from harness_bank.bank import copy_bank
 from jitagent.benchmark.arms import STREAM_ARMS, WARMED_ARMS
-from jitagent.benchmark.runner import copy_bank
 
 STREAM_BANK = re.compile(r".+-r\d+\.db")  # a stream's own bank, one per repeat: rebuilt by the stream
 

@@ -17,11 +17,12 @@ from pathlib import Path
 from rich.progress import track
 
 from harness_bank import HarnessBank
-from jitagent.catalog import seed_bank
+from jitagent.harness.seeds import seed_bank
+from jitagent.improvement.synthesis.synthesize import SynthesisConfig
 from jitagent.models import load_model
-from jitagent.pipeline import JitPipeline, PipelineConfig
-from jitagent.synthesis.synthesize import SynthesisConfig
-from jitagent.tasks import load_suite
+from jitagent.solving.config import PipelineConfig
+from jitagent.solving.pipeline import JitPipeline
+from jitagent.tasks.task import load_suite
 
 OUT = Path(__file__).parent / "out"
 

@@ -358,3 +358,12 @@ def _insert_run(db, run: RunRecord) -> None:
 
 def _json_or_none(value) -> str | None:
     return None if value is None else json.dumps(value)
+
+
+def copy_bank(source: str | Path, target: str | Path) -> None:
+    """A consistent copy of the SQLite bank at `source` (database and index) at `target`."""
+    bank = HarnessBank(source)
+    try:
+        bank.backup(target)
+    finally:
+        bank.close()

@@ -1,5 +1,5 @@
 """A run as the bank recorded it, with its outcome where it has one: what a retried request is answered
-with when the run it names is over (jitagent.solving). Read through the bank's public calls and
+with when the run it names is over (jitagent.solving.layer). Read through the bank's public calls and
 its ledger."""
 
 from __future__ import annotations

@@ -43,9 +43,11 @@ from pydantic import BaseModel, Field
 from harness_bank.records import ArmEvidence, ArmSummary
 
 # What ran for a task, in one vocabulary for the router, the pipeline, the wire and the bench: the router
-# decides the first three ("synthesized": write a variant); "fallback" is the pipeline's when writing fails.
-Route = Literal["exploit", "explore", "synthesized", "fallback"]
-ROUTES: tuple[Route, ...] = ("exploit", "explore", "synthesized", "fallback")
+# decides the first three ("synthesized": write a variant); routing (jitagent.solving.routing) turns its
+# synthesis draw into "variant" where a mutation that costs no meta-model call is on offer, and "fallback" is
+# the pipeline's when writing fails.
+Route = Literal["exploit", "explore", "synthesized", "fallback", "variant"]
+ROUTES: tuple[Route, ...] = ("exploit", "explore", "synthesized", "fallback", "variant")
 
 
 class RouterConfig(BaseModel):

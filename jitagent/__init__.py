@@ -8,8 +8,8 @@ __version__ = "0.2.0"
 DEFAULT_ADDRESS = "127.0.0.1:50051"  # where the clients look for a server unless told otherwise
 __all__ = ["JitAgent", "JitAgentClient", "JitAgentError", "JitPipeline", "__version__"]
 
-_HOMES = {"JitAgent": "jitagent.sdk", "JitAgentError": "jitagent.sdk", "JitAgentClient": "jitagent.client",
-          "JitPipeline": "jitagent.pipeline"}
+_HOMES = {"JitAgent": "jitagent.protocol.sdk", "JitAgentError": "jitagent.protocol.sdk",
+          "JitAgentClient": "jitagent.protocol.client", "JitPipeline": "jitagent.solving.pipeline"}
 
 
 def __getattr__(name: str):

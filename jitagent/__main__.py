@@ -1,5 +1,5 @@
 import sys
 
-from jitagent.cli import main
+from jitagent.cli.main import main
 
 sys.exit(main())

@@ -1,10 +1,10 @@
-"""Generate the starter suite (jitagent/suites/starter.jsonl) deterministically.
+"""Generate the starter suite (jitagent/tasks/suites/starter.jsonl) deterministically.
 
 Four task types chosen so the harness matters for a small model: exact multi-step arithmetic,
 small Python functions checked by tests, workspace file tasks checked by a command, and
 text extraction/formatting. Splits are assigned round-robin per type (learn/score/final 41/21/20), then
 12 more tasks (3 per type) go to `final` so it holds 32.
-Run: python scripts/make_starter_suite.py > jitagent/suites/starter.jsonl
+Run: python scripts/make_starter_suite.py > jitagent/tasks/suites/starter.jsonl
 """
 
 import json

@@ -38,7 +38,7 @@ def bank(tmp_path, embedder):
 
 @pytest.fixture
 def seeded_bank(bank):
-    from jitagent.catalog import seed_bank
+    from jitagent.harness.seeds import seed_bank
 
     seed_bank(bank)
     return bank

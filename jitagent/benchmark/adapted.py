@@ -2,8 +2,9 @@
 verified `learn` runs (and, with `--corrections N`, verified corrections of its failed ones by the tool
 writer) and gated on every `score` task — built once, resumable (the bank keeps each adapter; training keeps
 its checkpoint), and never reading `final`: its tasks are held out of the training data as well. Where
-corrections were verified, a second adapter is trained on the same runs without them (`PLAIN`): what the
-corrections are worth, in the fixed arm (with none kept it would be the same data, the same adapter).
+corrections were verified, a second adapter is trained on the same runs without them (`PLAIN_ADAPTER`):
+what the corrections are worth, in the fixed arm (with none kept it would be the same data, the same
+adapter).
 """
 
 from __future__ import annotations
@@ -13,15 +14,15 @@ from pathlib import Path
 
 from harness_bank import HarnessBank
 from harness_bank.adapters import AdapterRecord
-from jitagent.catalog import spec_reader
+from harness_bank.bank import copy_bank
+from jitagent.benchmark.arms import ADAPTER, PLAIN_ADAPTER
+from jitagent.harness.seeds import spec_reader
+from jitagent.improvement.training.correct import CorrectionConfig, Yield
+from jitagent.improvement.training.export import ExportConfig
+from jitagent.improvement.training.gate import Gate, gate
+from jitagent.improvement.training.trainer import Experts, train_adapter, training_data
 from jitagent.models.base import base_model
 from jitagent.runtime.agent import Runtime
-from jitagent.training.correct import CorrectionConfig, Yield
-from jitagent.training.export import ExportConfig
-from jitagent.training.gate import Gate, gate
-from jitagent.training.trainer import Experts, train_adapter, training_data
-
-NAME, PLAIN = "bench", "bench-plain"
 
 
 async def adapted_bank(bench, source: Path) -> tuple[Path, list[AdapterRecord]]:
@@ -29,11 +30,10 @@ async def adapted_bank(bench, source: Path) -> tuple[Path, list[AdapterRecord]]:
     out = bench.config.out
     path = out / "adapter.db"
     if not path.exists():
-        from jitagent.benchmark.runner import copy_bank
         copy_bank(source, path)
     bank = HarnessBank(path)
     try:
-        adapter = bank.adapter(NAME) or await _train(bench, bank, NAME, bench.config.corrections)
+        adapter = bank.adapter(ADAPTER) or await _train(bench, bank, ADAPTER, bench.config.corrections)
         if adapter.gate is None:
             tasks = bench.tasks("score", every=True)
             job = bench.bar.add_task("gate", total=len(tasks))
@@ -42,7 +42,7 @@ async def adapted_bank(bench, source: Path) -> tuple[Path, list[AdapterRecord]]:
             adapter = bank.adapter(adapter.id)
         adapters = [adapter]
         if adapter.stats.get("corrected_records"):  # the ablation: the same runs, none corrected; not an arm
-            plain = bank.adapter(PLAIN) or await _train(bench, bank, PLAIN, 0)
+            plain = bank.adapter(PLAIN_ADAPTER) or await _train(bench, bank, PLAIN_ADAPTER, 0)
             if plain.gate is None:
                 bank.set_adapter_gate(plain.id, {"accepted": False, "ablation": True})
             adapters.append(plain)

@@ -19,7 +19,7 @@ adapter's harness variants then enter the clusters' arms like any other. `fixed_
 screened seed with that adapter on `final` (the weights alone, no routing), beside `fixed` (neither) and
 jit_examples (the harness alone)."""
 
-from jitagent.spec import ExamplesSpec
+from jitagent.harness.spec import ExamplesSpec
 
 TOOL_ARMS = ("jit_tools", "jit_tools_small", "jit_tools_unverified")
 EXAMPLE_ARMS = ("jit_examples", "examples_ablation")
@@ -31,3 +31,5 @@ ARMS = ("fixed", "oracle", "jit_static", "jit_stream", "jit_warm", *TOOL_ARMS, *
 DEFAULT_ARMS = ("fixed", "oracle", "jit_stream", "jit_warm")
 STREAM_ARMS = tuple(a for a in ARMS if a.startswith("jit_"))
 WARMED_ARMS = ("jit_warm", *TOOL_ARMS, *EXAMPLE_ARMS, *ADAPTER_ARMS)  # arms that start from the warm bank
+# the bench's adapters in its adapter bank: with the expert's corrections, and without them
+ADAPTER, PLAIN_ADAPTER = "bench", "bench-plain"

@@ -6,8 +6,8 @@ import json
 import time
 from pathlib import Path
 
-from jitagent.tasks import Task
-from jitagent.usage import known_sum
+from jitagent.common.usage import known_sum
+from jitagent.tasks.task import Task
 
 
 class Ledger:

@@ -8,6 +8,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from harness_bank.router import ROUTES
+from jitagent.benchmark.arms import ADAPTER, PLAIN_ADAPTER
 from jitagent.benchmark.ledger import Ledger, total_tokens
 from jitagent.benchmark.stats import (
     HINDSIGHT,
@@ -18,7 +19,7 @@ from jitagent.benchmark.stats import (
     summarize,
     wall_percentiles,
 )
-from jitagent.usage import known_sum
+from jitagent.common.usage import known_sum
 
 JIT_ARMS = ("jit_examples_adapter", "jit_examples", "jit_tools", "jit_tools_small", "jit_tools_unverified",
             "jit_warm", "jit_stream", "jit_static")
@@ -264,23 +265,20 @@ def adapter_section(bench, rows: list[dict]) -> str:
     """The adapter arms' LoRA: what it learned from, what training and corrections cost, its gate, and that
     cost amortized over the `final` units of the arms offering it."""
     from harness_bank import HarnessBank
-    from jitagent.benchmark.adapted import NAME, PLAIN
 
     path = bench.config.out / "adapter.db"
     if not path.exists():
         return ""
     bank = HarnessBank(path)
-    adapters = [a for a in (bank.adapter(NAME), bank.adapter(PLAIN)) if a is not None]
+    adapters = [a for a in (bank.adapter(ADAPTER), bank.adapter(PLAIN_ADAPTER)) if a is not None]
     bank.close()
     return "".join(adapter_summary(bench, rows, a) for a in adapters)
 
 
 def adapter_summary(bench, rows: list[dict], adapter) -> str:
     s, gate = adapter.stats, adapter.gate or {}
-    from jitagent.benchmark.adapted import NAME
-
     used = [r for r in rows if r["arm"].endswith(f"@{adapter.id[:8]}")
-            or (adapter.name == NAME and r["arm"] == "jit_examples_adapter")]
+            or (adapter.name == ADAPTER and r["arm"] == "jit_examples_adapter")]
     tasks = sum(len(bench.ledger.rows(r["arm"])) for r in used)
     expert = known_sum(s.get("correction_prompt_tokens"), s.get("correction_completion_tokens"))
     corrected = (f"; corrections by the tool writer: {s.get('corrections_kept', 0)} verified of "

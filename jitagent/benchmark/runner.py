@@ -30,25 +30,28 @@ from pathlib import Path
 from rich.progress import Progress
 
 from harness_bank import HarnessBank
-from jitagent.adapters import adapter_variant, resolve
-from jitagent.assembly import pipeline_on
+from harness_bank.bank import copy_bank
 from jitagent.benchmark.adapted import adapted_bank
 from jitagent.benchmark.arms import ARMS, DEFAULT_ARMS, EXAMPLE_ABLATIONS, STREAM_ARMS, TOOL_ARMS, WARMED_ARMS
 from jitagent.benchmark.ledger import Ledger, exhausted_in_synthesis, unit_row
 from jitagent.benchmark.stats import mean_tokens, rank
-from jitagent.catalog import load_seeds, seed_bank, spec_reader
-from jitagent.evolve import Evolver
-from jitagent.examples import NOTHING, Shown, examples_for, with_examples
+from jitagent.harness.seeds import load_seeds, seed_bank, spec_reader
+from jitagent.harness.spec import HarnessSpec
+from jitagent.improvement.adapters import adapter_variant, resolve
+from jitagent.improvement.examples import NOTHING, Shown, examples_for, with_examples
+from jitagent.improvement.recording import record_verified
+from jitagent.improvement.synthesis.synthesize import SynthesisConfig
+from jitagent.improvement.toolmaking import ToolmakingConfig
+from jitagent.improvement.training.lora import TrainConfig
 from jitagent.models.base import Cancelled, ModelClient
-from jitagent.pipeline import JitPipeline, PipelineConfig, record_verified
+from jitagent.offline.evolve import Evolver
+from jitagent.offline.warm import warm_bank, with_examples_variants
 from jitagent.runtime.agent import Runtime
 from jitagent.runtime.events import RunResult
-from jitagent.spec import HarnessSpec
-from jitagent.synthesis.synthesize import SynthesisConfig
-from jitagent.tasks import Task, load_suite, spread_over_types
-from jitagent.toolmaking import ToolmakingConfig
-from jitagent.training.lora import TrainConfig
-from jitagent.warm import warm_bank, with_examples_variants
+from jitagent.solving.assembly import pipeline_on
+from jitagent.solving.config import PipelineConfig
+from jitagent.solving.pipeline import JitPipeline
+from jitagent.tasks.task import Task, load_suite, spread_over_types
 
 
 @dataclass
@@ -328,12 +331,6 @@ class Bench:
                     record_verified(bank, task, variant, run, cluster)
                 self.bar.advance(job)
             bank.close()
-
-
-def copy_bank(source: Path, target: Path) -> None:
-    bank = HarnessBank(source)
-    bank.backup(target)
-    bank.close()
 
 
 class Remembered:

@@ -1,1 +1,3 @@
-"""Fleet mode: many replicas and workers on one bank (PostgreSQL), task queues on Redis Streams."""
+"""Fleet mode: task queues on Redis Streams (`queue`) and the PostgreSQL and Redis services the fleet
+runs on (`services`). May import: common, config, tasks.
+"""

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from jitagent.paths import THROWAWAY_CLUSTER
+from jitagent.config.paths import THROWAWAY_CLUSTER
 
 POSTGRES_PACKAGE = "postgresql-15"
 REDIS_PACKAGE = "redis-server"
@@ -67,7 +67,7 @@ def _user_exists(name: str) -> bool:
 class PostgresCluster:
     """A fresh cluster under a temp dir: its `url` names its `postgres` database (role `jitagent`, trust
     auth on 127.0.0.1 only). `settings`: server settings, e.g. FAST_UNSAFE for tests. Its cluster_name
-    marks it throwaway (jitagent.paths.is_throwaway): the scripted model may write there."""
+    marks it throwaway (jitagent.config.paths.is_throwaway): the scripted model may write there."""
 
     def __init__(self, settings: dict[str, str] | None = None):
         if problem := postgres_missing():

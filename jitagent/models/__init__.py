@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 
+from jitagent.common.usage import Usage
 from jitagent.models.base import Cancelled, CancelToken, Generation, ModelClient, ModelError
 from jitagent.models.gguf import DEFAULT_MODEL, MODEL_NAMES
-from jitagent.usage import Usage
 
 __all__ = ["API_KEY_ENV", "CancelToken", "Cancelled", "Generation", "ModelClient", "ModelError", "Usage",
            "load_model", "DEFAULT_MODEL", "MODEL_CHOICES", "MODEL_NAMES"]

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from jitagent.usage import Usage
+from jitagent.common.usage import Usage
 
 
 @dataclass

@@ -10,6 +10,7 @@ import threading
 import time
 from pathlib import Path
 
+from jitagent.common.usage import Usage
 from jitagent.models.base import (
     CHATML_STOP,
     Adapter,
@@ -20,7 +21,6 @@ from jitagent.models.base import (
     render_chatml,
 )
 from jitagent.models.gguf import DEFAULT_MODEL, model_path
-from jitagent.usage import Usage
 
 _LOADED: dict[tuple[str, str], tuple[object, threading.Lock]] = {}
 _MODEL_LOCKS: dict[str, threading.Lock] = {}

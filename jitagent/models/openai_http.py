@@ -18,6 +18,7 @@ from typing import Literal
 
 import httpx
 
+from jitagent.common.usage import Usage
 from jitagent.models.base import (
     CHATML_STOP,
     Adapter,
@@ -27,7 +28,6 @@ from jitagent.models.base import (
     ModelError,
     render_chatml,
 )
-from jitagent.usage import Usage
 
 
 class SchemaIgnored(ModelError):

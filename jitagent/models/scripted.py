@@ -8,8 +8,8 @@ import time
 from collections import deque
 from collections.abc import Callable
 
+from jitagent.common.usage import Usage
 from jitagent.models.base import Generation
-from jitagent.usage import Usage
 
 
 class ScriptedModel:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from jitagent.harness.spec import ActionSpec
 from jitagent.runtime import parsing
 from jitagent.runtime.conversation import Attempt, Conversation
 from jitagent.runtime.stage import RunContext, Stage
-from jitagent.spec import ActionSpec
-from jitagent.tools import ToolResult
-from jitagent.verifiers import code_of
+from jitagent.sandbox.tools import ToolResult
+from jitagent.tasks.verifiers import code_of
 
 
 class Action(Stage):

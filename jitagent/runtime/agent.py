@@ -16,6 +16,7 @@ import itertools
 import time
 from collections.abc import AsyncIterator
 
+from jitagent.harness.spec import HarnessSpec
 from jitagent.models.base import Cancelled, CancelToken, ModelClient, ModelError
 from jitagent.runtime import prompts
 from jitagent.runtime.actions import Action
@@ -29,11 +30,10 @@ from jitagent.runtime.prompts import ControlPrompts
 from jitagent.runtime.run import BudgetExceeded, Run, StageFailure
 from jitagent.runtime.verify import Verify
 from jitagent.runtime.voting import Vote
-from jitagent.sandbox import SandboxLimits, Workspace
-from jitagent.spec import HarnessSpec
-from jitagent.tasks import Task
-from jitagent.tools import ToolBox
-from jitagent.verifiers import Verdict, verify
+from jitagent.sandbox.launch import SandboxLimits, Workspace
+from jitagent.sandbox.tools import ToolBox
+from jitagent.tasks.task import Task
+from jitagent.tasks.verifiers import Verdict, verify
 
 
 class Runtime:

@@ -2,7 +2,7 @@
 
 The runtime owns these records: a `Step` as each thing happens, then one `RunResult` with the run's
 `Cost`, `Trajectory` and what stopped it (`Stop`). The layers above build their own from a `RunResult`
-and never the reverse (jitagent.events tells how): the pipeline's `SolveResult` holds it, the bank's
+and never the reverse (jitagent.solving.events tells how): the pipeline's `SolveResult` holds it, the bank's
 `Outcome` and `RunRecord` are made of its facts. All are keyword-only: neighbouring fields share a type
 (`prompt_tokens`, `completion_tokens`), so a positional swap would pass silently.
 """
@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from jitagent.common.usage import Usage
 from jitagent.runtime.clipping import OBSERVATION_CHARS, head_and_tail
-from jitagent.usage import Usage
 
 StepKind = Literal["plan", "model", "tool", "memory", "reflection", "subtask", "sample", "vote", "verify"]
 

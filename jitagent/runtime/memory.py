@@ -6,10 +6,10 @@ import collections
 import re
 from typing import ClassVar
 
+from jitagent.harness.spec import HarnessSpec, MemorySpec
 from jitagent.runtime.conversation import Conversation
 from jitagent.runtime.events import Step
 from jitagent.runtime.stage import RunContext, Stage
-from jitagent.spec import HarnessSpec, MemorySpec
 
 CLIP = 400  # characters of one older message that a summary or a recall reads
 

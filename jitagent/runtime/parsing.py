@@ -69,7 +69,7 @@ def parse_json_tool(text: str) -> ToolCall | None:
 
 def json_tool_schema(tools: list[str]) -> dict:
     """One branch per tool, so the grammar also fixes each tool's argument names."""
-    from jitagent.tools import TOOL_SCHEMAS
+    from jitagent.sandbox.tools import TOOL_SCHEMAS
 
     return {"anyOf": [{"type": "object", "properties": {
         "thought": {"type": "string"}, "tool": {"const": name}, "args": TOOL_SCHEMAS[name]["parameters"]},

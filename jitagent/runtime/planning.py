@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import ClassVar
 
+from jitagent.harness.spec import PlanningSpec
 from jitagent.runtime import parsing
 from jitagent.runtime.clipping import ANSWER_CHARS, head_and_tail
 from jitagent.runtime.conversation import Attempt, Conversation
 from jitagent.runtime.events import Step
 from jitagent.runtime.stage import RunContext, Stage
-from jitagent.spec import PlanningSpec
-from jitagent.tools import describe_tools
+from jitagent.sandbox.tools import describe_tools
 
 # (prompt, depth, lesson, seed) -> the attempt of a sub-agent on the same run
 Solve = Callable[[str, int, str, int], Awaitable[Attempt]]

@@ -7,10 +7,10 @@ import collections
 from functools import cache
 from importlib import resources
 
-from jitagent.nesting import yaml_load
+from jitagent.common.safe_loading import yaml_load
+from jitagent.harness.spec import CONTROL_PROMPTS, Prompts
 from jitagent.runtime.conversation import Conversation
-from jitagent.spec import CONTROL_PROMPTS, Prompts
-from jitagent.tools import describe_tools
+from jitagent.sandbox.tools import describe_tools
 
 
 def fill(template: str, fields: dict[str, object]) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from jitagent.harness.spec import HarnessSpec
 from jitagent.models.base import Cancelled, CancelToken, Generation, ModelClient
 from jitagent.runtime.actions import Action
 from jitagent.runtime.channel import EventChannel
@@ -16,9 +17,8 @@ from jitagent.runtime.prompts import ControlPrompts
 from jitagent.runtime.stage_code import StageCodeError, call_stage
 from jitagent.runtime.verify import Verify
 from jitagent.runtime.voting import Vote
-from jitagent.spec import HarnessSpec
-from jitagent.tasks import Task
-from jitagent.tools import ToolBox, ToolResult
+from jitagent.sandbox.tools import ToolBox, ToolResult
+from jitagent.tasks.task import Task
 
 PER_CALL_TOKENS = 384
 

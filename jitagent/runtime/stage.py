@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Protocol
 
+from jitagent.harness.spec import HarnessSpec
 from jitagent.models.base import CancelToken
 from jitagent.runtime.events import Step, Trajectory
 from jitagent.runtime.prompts import ControlPrompts
-from jitagent.spec import HarnessSpec
-from jitagent.tasks import Task
-from jitagent.tools import ToolBox
+from jitagent.sandbox.tools import ToolBox
+from jitagent.tasks.task import Task
 
 
 class RunContext(Protocol):

@@ -8,9 +8,9 @@ import json
 import math
 from dataclasses import dataclass
 
-from jitagent.nesting import NestingError, json_loads
-from jitagent.sandbox import SandboxLimits, Workspace, sandbox_python
-from jitagent.spec import CODE_INTERFACES, CodeSection
+from jitagent.common.safe_loading import NestingError, json_loads
+from jitagent.harness.spec import CODE_INTERFACES, CodeSection
+from jitagent.sandbox.launch import SandboxLimits, Workspace, sandbox_python
 
 _CALLER = """
 import json as _json, sys as _sys

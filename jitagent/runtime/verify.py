@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from jitagent.harness.spec import ActionSpec
 from jitagent.runtime.stage import RunContext, Stage
-from jitagent.sandbox import sandbox_python
-from jitagent.spec import ActionSpec
-from jitagent.verifiers import code_of
+from jitagent.sandbox.launch import sandbox_python
+from jitagent.tasks.verifiers import code_of
 
 
 class Verify(Stage):

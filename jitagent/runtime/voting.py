@@ -5,9 +5,9 @@ from __future__ import annotations
 import collections
 from typing import ClassVar
 
+from jitagent.harness.spec import ActionSpec
 from jitagent.runtime import parsing
 from jitagent.runtime.stage import RunContext, Stage
-from jitagent.spec import ActionSpec
 
 
 class Vote(Stage):

@@ -18,6 +18,7 @@ class Route(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ROUTE_EXPLORE: _ClassVar[Route]
     ROUTE_SYNTHESIZED: _ClassVar[Route]
     ROUTE_FALLBACK: _ClassVar[Route]
+    ROUTE_VARIANT: _ClassVar[Route]
 
 class Origin(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -51,6 +52,7 @@ ROUTE_EXPLOIT: Route
 ROUTE_EXPLORE: Route
 ROUTE_SYNTHESIZED: Route
 ROUTE_FALLBACK: Route
+ROUTE_VARIANT: Route
 ORIGIN_UNSPECIFIED: Origin
 ORIGIN_SEED: Origin
 ORIGIN_SYNTHESIZED: Origin

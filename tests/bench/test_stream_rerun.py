@@ -5,7 +5,7 @@ import json
 import pytest
 
 from harness_bank import HarnessBank
-from jitagent.catalog import load_seeds
+from jitagent.harness.seeds import load_seeds
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import pytest
 from harness_bank import HarnessBank, Outcome
 from harness_bank.bank import BankError
 from harness_bank.migrations import MIGRATIONS
-from jitagent.catalog import load_seeds
+from jitagent.harness.seeds import load_seeds
 
 SEEDS = load_seeds()
 
@@ -72,7 +72,7 @@ def test_lineage_and_unknown_parent(seeded_bank):
     parent = SEEDS["react"]
     data = parent.model_dump(mode="json")
     data["limits"]["max_steps"] = 3
-    from jitagent.spec import parse_spec
+    from jitagent.harness.spec import parse_spec
     child = parse_spec(data).derive(origin="synthesized", parent_id=parent.id, generator="test")
     seeded_bank.add_harness(child.model_dump(mode="json"))
     chain = seeded_bank.lineage(child.id)
@@ -108,7 +108,7 @@ def test_reindex_from_db_equals_live_index(seeded_bank, tmp_path, embedder):
 
 
 def test_mismatch_between_index_and_db_is_repaired_on_open(tmp_path, embedder):
-    from jitagent.catalog import seed_bank
+    from jitagent.harness.seeds import seed_bank
 
     bank = HarnessBank(tmp_path / "b.db", embedder=embedder)
     seed_bank(bank)

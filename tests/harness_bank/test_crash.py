@@ -11,7 +11,7 @@ import time
 WRITER = textwrap.dedent("""
     import sys
     from harness_bank import HarnessBank, Outcome
-    from jitagent.catalog import load_seeds, seed_bank
+    from jitagent.harness.seeds import load_seeds, seed_bank
     bank = HarnessBank(sys.argv[1])
     seed_bank(bank)
     harness = load_seeds()["direct"].id

@@ -12,8 +12,8 @@ from harness_bank.migrations import MIGRATIONS
 from harness_bank.recorded import recorded_run
 from harness_bank.store import StoreUnavailable, describe
 from harness_bank.views import BankViews
-from jitagent.catalog import load_seeds, seed_bank
-from jitagent.paths import THROWAWAY_CLUSTER
+from jitagent.config.paths import THROWAWAY_CLUSTER
+from jitagent.harness.seeds import load_seeds, seed_bank
 
 SEEDS = load_seeds()
 

@@ -7,8 +7,8 @@ import time
 import pytest
 
 from harness_bank import HarnessBank, Outcome
-from jitagent.catalog import load_seeds, seed_bank
-from jitagent.spec import parse_spec
+from jitagent.harness.seeds import load_seeds, seed_bank
+from jitagent.harness.spec import parse_spec
 
 SEEDS = load_seeds()
 SYNC_BOUND_S = 2.0  # a missed NOTIFY is still caught by the 1 s poll

@@ -6,7 +6,7 @@ from collections import Counter
 
 from harness_bank import Outcome
 from harness_bank.router import ArmEvidence, Router, RouterConfig
-from jitagent.catalog import load_seeds
+from jitagent.harness.seeds import load_seeds
 
 SEEDS = load_seeds()
 

@@ -8,12 +8,12 @@ import asyncio
 import json
 import time
 
-from jitagent.catalog import load_seeds
+from jitagent.harness.seeds import load_seeds
+from jitagent.improvement.synthesis.synthesize import SynthesisConfig, Synthesizer
 from jitagent.models.base import CancelToken
 from jitagent.models.scripted import ScriptedModel
 from jitagent.runtime.agent import Runtime
-from jitagent.synthesis.synthesize import SynthesisConfig, Synthesizer
-from jitagent.tasks import Task
+from jitagent.tasks.task import Task
 
 BUDGET_S = 3.0
 SLACK_S = 2.0  # a sandbox's start and stop on a loaded machine

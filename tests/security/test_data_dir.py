@@ -7,11 +7,11 @@ import asyncio
 import os
 import stat
 
-from jitagent.catalog import seed_bank
-from jitagent.paths import bank_location, open_bank
-from jitagent.server.app import ServerConfig
+from jitagent.config.paths import bank_location, open_bank
+from jitagent.doors.server import ServerConfig
+from jitagent.harness.seeds import seed_bank
 
-from ..jitagent.server.conftest import free_port, running
+from ..jitagent.doors.conftest import free_port, running
 
 
 def modes(top) -> dict[str, str]:

@@ -9,10 +9,10 @@ import grpc
 import pytest
 
 from harness_bank.bank import BankError
-from jitagent.feedback import FeedbackError, Report, report_harness, report_run
-from jitagent.server.app import ServerConfig
+from jitagent.doors.server import ServerConfig
+from jitagent.solving.feedback import FeedbackError, Report, report_harness, report_run
 
-from ..jitagent.server.conftest import free_port, running
+from ..jitagent.doors.conftest import free_port, running
 
 BIG = "h" * (1 << 20)
 

@@ -20,12 +20,12 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jitagent.catalog import load_seeds
-from jitagent.spec import TEMPLATE_FIELDS, SpecError, parse_spec
-from jitagent.tasks import TaskFileError, parse_tasks
+from jitagent.harness.seeds import load_seeds
+from jitagent.harness.spec import TEMPLATE_FIELDS, SpecError, parse_spec
+from jitagent.tasks.task import TaskFileError, parse_tasks
 from jitagent.v1 import jitagent_pb2 as pb
 
-from ..jitagent.server.conftest import free_port
+from ..jitagent.doors.conftest import free_port
 
 SERVICE = pb.DESCRIPTOR.services_by_name["JitAgent"]
 SEEDS = load_seeds()

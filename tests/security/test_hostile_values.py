@@ -9,15 +9,15 @@ import json
 
 import pytest
 
-from jitagent.catalog import load_seeds
-from jitagent.cli import main
+from jitagent.cli.main import main
+from jitagent.common.safe_loading import NestingError, json_loads, yaml_load
+from jitagent.harness.seeds import load_seeds
+from jitagent.harness.spec import SpecError, parse_spec
+from jitagent.improvement.synthesis.validate import Ceilings, parse_output
 from jitagent.models.openai_http import SchemaIgnored, _check_schema
-from jitagent.nesting import NestingError, json_loads, yaml_load
 from jitagent.runtime.parsing import parse_json_tool
-from jitagent.spec import SpecError, parse_spec
-from jitagent.synthesis.validate import Ceilings, parse_output
-from jitagent.tasks import TaskFileError, parse_tasks
-from jitagent.tools import _coerce_args
+from jitagent.sandbox.tools import _coerce_args
+from jitagent.tasks.task import TaskFileError, parse_tasks
 
 HUGE = "9" * 10_000
 

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from jitagent.client import JitAgentClient
-from jitagent.server.openai_api import MAX_CONNECTIONS, REQUEST_TIMEOUT_S, OpenAIDoor
-from jitagent.solving import Solving
+from jitagent.doors.openai_http import MAX_CONNECTIONS, REQUEST_TIMEOUT_S, OpenAIDoor
+from jitagent.protocol.client import JitAgentClient
+from jitagent.solving.layer import Solving
 
-from ..jitagent.server.conftest import free_port
+from ..jitagent.doors.conftest import free_port
 
 IDLE_CLIENTS = 2000
 USUAL_LIMIT = 1024

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from jitagent.sandbox import (
+from jitagent.sandbox.host import UID_POOL, is_root, owner_tag
+from jitagent.sandbox.launch import (
     FULL_CONFINEMENT,
     WORKSPACES,
     SandboxLimits,
@@ -27,10 +28,9 @@ from jitagent.sandbox import (
     bwrap_works,
     sandbox_python,
 )
-from jitagent.sandbox_host import UID_POOL, is_root, owner_tag
-from jitagent.tasks import Task
-from jitagent.tools import ToolBox
-from jitagent.verifiers import verify
+from jitagent.sandbox.tools import ToolBox
+from jitagent.tasks.task import Task
+from jitagent.tasks.verifiers import verify
 
 pytestmark = pytest.mark.skipif(not (is_root() and bwrap_works()),
                                 reason="full confinement needs root and a working bwrap (see install.sh)")
@@ -731,7 +731,7 @@ def test_the_memory_of_the_processes_a_run_sees_names_nothing_of_the_host(bench_
 
 
 def test_a_key_a_run_adds_is_refused_and_never_seen_by_the_next_run_on_its_uid(monkeypatch):
-    import jitagent.sandbox_host as sandbox_host
+    import jitagent.sandbox.host as sandbox_host
     monkeypatch.setattr(sandbox_host, "UID_POOL", range(UID_POOL[-1], UID_POOL[-1] + 1))  # one uid
     marker = f"jitagent-key-{uuid.uuid4().hex}"
     with Workspace() as ws:

@@ -9,10 +9,10 @@ import json
 
 import pytest
 
-import jitagent.suites.external as external
-from jitagent.tasks import Task, TaskFileError, parse_tasks
+import jitagent.tasks.suites.external as external
+from jitagent.protocol.tasks import RequestError, task_from_proto
+from jitagent.tasks.task import Task, TaskFileError, parse_tasks
 from jitagent.v1 import jitagent_pb2 as pb
-from jitagent.wire import RequestError, task_from_proto
 
 ENTRY = {"kind": "reasoning_gym", "dataset": "chain_sum", "seed": 1, "size": 4, "index": 0}
 

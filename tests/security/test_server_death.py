@@ -15,12 +15,12 @@ from pathlib import Path
 import grpc
 import pytest
 
-from jitagent.client import JitAgentClient
-from jitagent.sandbox import WORKSPACES, bwrap_works
-from jitagent.sandbox_host import is_root
-from jitagent.tasks import Task
+from jitagent.protocol.client import JitAgentClient
+from jitagent.sandbox.host import is_root
+from jitagent.sandbox.launch import WORKSPACES, bwrap_works
+from jitagent.tasks.task import Task
 
-from ..jitagent.server.conftest import free_port
+from ..jitagent.doors.conftest import free_port
 
 pytestmark = pytest.mark.skipif(not (is_root() and bwrap_works()),
                                 reason="--die-with-parent confinement needs root and a working bwrap")

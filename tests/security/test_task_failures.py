@@ -10,17 +10,18 @@ import json
 import pytest
 
 from harness_bank.router import RouterConfig
-from jitagent.catalog import seed_bank
+from jitagent.config.paths import open_bank
+from jitagent.doors.server import ServerConfig
+from jitagent.harness.seeds import seed_bank
+from jitagent.improvement.synthesis.synthesize import SynthesisConfig
 from jitagent.models.scripted import ScriptedModel
-from jitagent.paths import open_bank
-from jitagent.pipeline import JitPipeline, PipelineConfig
-from jitagent.sandbox import WORKSPACES, bwrap_works
-from jitagent.sandbox_host import is_root
-from jitagent.server.app import ServerConfig
-from jitagent.synthesis.synthesize import SynthesisConfig
-from jitagent.tasks import Task
+from jitagent.sandbox.host import is_root
+from jitagent.sandbox.launch import WORKSPACES, bwrap_works
+from jitagent.solving.config import PipelineConfig
+from jitagent.solving.pipeline import JitPipeline
+from jitagent.tasks.task import Task
 
-from ..jitagent.server.conftest import free_port, running
+from ..jitagent.doors.conftest import free_port, running
 
 # the meta-model's edit: a ReAct harness with the tools the scripts below call
 EDIT = json.dumps({"parent": "react", "action": "react", "answer_from": "text", "planning": "none",

@@ -10,11 +10,11 @@ import types
 import pytest
 
 import harness_bank.views
-import jitagent.client
+import jitagent.protocol.client
 from harness_bank.records import HarnessRecord
-from jitagent import bank_cli
-from jitagent.cli import main
-from jitagent.terminal import visible
+from jitagent.cli import bank as bank_cli
+from jitagent.cli.main import main
+from jitagent.cli.terminal import visible
 from jitagent.v1 import jitagent_pb2 as pb
 
 TITLE = "\x1b]0;owned\x07"
@@ -53,7 +53,7 @@ class FakeClient:
 
 
 def test_client_solve_shows_step_text_escaped(monkeypatch, capsys):
-    monkeypatch.setattr(jitagent.client, "JitAgentClient", FakeClient)
+    monkeypatch.setattr(jitagent.protocol.client, "JitAgentClient", FakeClient)
     assert main(["client", "solve", "Say hi.", "--address", "127.0.0.1:1"]) == 0
     events = capsys.readouterr().err  # the events go to stderr, as the run goes
     assert shown_safely(events) and events.count("\n") == 2, repr(events)

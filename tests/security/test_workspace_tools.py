@@ -13,9 +13,9 @@ from collections import Counter
 
 import pytest
 
-from jitagent.sandbox import WORKSPACES, SandboxLimits, Workspace, bwrap_works
-from jitagent.sandbox_host import is_root
-from jitagent.tools import ToolBox
+from jitagent.sandbox.host import is_root
+from jitagent.sandbox.launch import WORKSPACES, SandboxLimits, Workspace, bwrap_works
+from jitagent.sandbox.tools import ToolBox
 
 LIMITS = SandboxLimits(wall_s=60, cpu_s=30)
 DEPTH = 1500

@@ -10,8 +10,8 @@ import psycopg
 import pytest
 import redis
 
+from jitagent.config.paths import THROWAWAY_CLUSTER
 from jitagent.fleet.services import local_redis, postgres_missing, redis_missing
-from jitagent.paths import THROWAWAY_CLUSTER
 
 
 def jitagent(*args):

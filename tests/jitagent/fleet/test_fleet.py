@@ -15,12 +15,12 @@ import time
 import psycopg
 import redis
 
-from jitagent.client import JitAgentClient
+from jitagent.doors.server import JitAgentServer, ServerConfig
 from jitagent.fleet.services import free_port
-from jitagent.pipeline import PipelineConfig
-from jitagent.server.app import JitAgentServer, ServerConfig
-from jitagent.synthesis.synthesize import SynthesisConfig
-from jitagent.tasks import Task
+from jitagent.improvement.synthesis.synthesize import SynthesisConfig
+from jitagent.protocol.client import JitAgentClient
+from jitagent.solving.config import PipelineConfig
+from jitagent.tasks.task import Task
 
 TASKS = [Task(id=f"f{i}", prompt=f"What is {i} minus {i}?", type=("zero", "nothing", "naught")[i % 3],
               verifier={"kind": "numeric", "expected": 0}) for i in range(200)]

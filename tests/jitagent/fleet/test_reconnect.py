@@ -11,7 +11,8 @@ from redis.exceptions import RedisError
 from harness_bank import HarnessBank
 from harness_bank.recorded import recorded_run
 from harness_bank.store import StoreUnavailable
-from jitagent.catalog import seed_bank
+from jitagent.doors.worker import Worker, WorkerConfig
+from jitagent.fleet.queue import TaskQueue
 from jitagent.fleet.services import (
     PostgresCluster,
     RedisServer,
@@ -19,12 +20,12 @@ from jitagent.fleet.services import (
     postgres_missing,
     redis_missing,
 )
-from jitagent.fleet.streams import TaskQueue
-from jitagent.fleet.worker import Worker, WorkerConfig
+from jitagent.harness.seeds import seed_bank
+from jitagent.improvement.synthesis.synthesize import SynthesisConfig
 from jitagent.models.scripted import instant_model
-from jitagent.pipeline import JitPipeline, PipelineConfig
-from jitagent.synthesis.synthesize import SynthesisConfig
-from jitagent.tasks import Task
+from jitagent.solving.config import PipelineConfig
+from jitagent.solving.pipeline import JitPipeline
+from jitagent.tasks.task import Task
 
 TASKS = [Task(id=f"r{i}", prompt=f"What is {i} minus {i}?", type="zero",
               verifier={"kind": "numeric", "expected": 0}) for i in range(6)]
@@ -129,14 +130,14 @@ async def _has(queue: TaskQueue, tasks: list[Task]) -> bool:
 
 
 def test_a_replica_carries_on_through_a_postgres_restart(postgres, tmp_path):
-    from jitagent.server.app import JitAgentServer, ServerConfig
+    from jitagent.doors.server import JitAgentServer, ServerConfig
 
     config = ServerConfig(port=free_port(), data_dir=tmp_path / "replica", bank=postgres.url,
                           meta_model="scripted",
                           pipeline=PipelineConfig(synthesis=SynthesisConfig(n=1, dry_run=False)))
 
     async def main():
-        from jitagent.client import JitAgentClient
+        from jitagent.protocol.client import JitAgentClient
 
         server = JitAgentServer(config)
         await server.start()

@@ -2,10 +2,10 @@ import asyncio
 
 import pytest
 
-from jitagent.catalog import load_seeds
+from jitagent.harness.seeds import load_seeds
+from jitagent.harness.spec import parse_spec
 from jitagent.models.scripted import ScriptedModel
 from jitagent.runtime.agent import Runtime
-from jitagent.spec import parse_spec
 
 
 @pytest.fixture

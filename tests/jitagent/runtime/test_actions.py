@@ -2,10 +2,10 @@
 
 import pytest
 
+from jitagent.harness.spec import ActionSpec
 from jitagent.runtime.actions import Action
 from jitagent.runtime.parsing import ToolCall
-from jitagent.spec import ActionSpec
-from jitagent.tools import ToolResult
+from jitagent.sandbox.tools import ToolResult
 
 
 def action(kind: str, **spec) -> Action:

@@ -2,13 +2,13 @@
 
 import asyncio
 
-from jitagent.catalog import load_seeds
+from jitagent.harness.seeds import load_seeds
+from jitagent.harness.spec import parse_spec
 from jitagent.models.scripted import ScriptedModel
 from jitagent.runtime.agent import Runtime
 from jitagent.runtime.events import RunResult, Step
-from jitagent.spec import parse_spec
-from jitagent.tasks import Task
-from jitagent.verifiers import Verdict
+from jitagent.tasks.task import Task
+from jitagent.tasks.verifiers import Verdict
 
 ADD = Task(id="t1", prompt="What is 2+3?", verifier={"kind": "numeric", "expected": 5})
 
@@ -269,8 +269,8 @@ def test_harness_timeout_is_a_genuine_outcome_but_an_outside_deadline_is_not():
 def test_a_model_call_cut_by_the_deadline_is_counted_in_the_runs_cost():
     import time
 
+    from jitagent.common.usage import Usage
     from jitagent.models.base import Cancelled
-    from jitagent.usage import Usage
 
     class CutShort:
         name = "cut"

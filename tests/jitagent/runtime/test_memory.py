@@ -2,10 +2,10 @@
 
 import asyncio
 
+from jitagent.harness.spec import MemorySpec
 from jitagent.runtime.conversation import Conversation
 from jitagent.runtime.memory import Memory, merge_users
-from jitagent.spec import MemorySpec
-from jitagent.tasks import Task
+from jitagent.tasks.task import Task
 
 ADD = Task(id="t1", prompt="What is 2+3?", verifier={"kind": "numeric", "expected": 5})
 

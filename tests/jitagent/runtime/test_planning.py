@@ -1,6 +1,6 @@
 """Planning kinds: the plan an action loop starts from, revised plans, reflections, sub-questions."""
 
-from jitagent.tasks import Task
+from jitagent.tasks.task import Task
 
 ADD = Task(id="t1", prompt="What is 2+3?", verifier={"kind": "numeric", "expected": 5})
 

@@ -1,9 +1,9 @@
 """What the model is told: a spec's templates filled each step, and the runtime's control prompts."""
 
+from jitagent.harness.spec import CONTROL_PROMPTS, TEMPLATE_FIELDS
 from jitagent.runtime.conversation import Conversation
 from jitagent.runtime.prompts import ControlPrompts, default_control_prompts, template_fields
-from jitagent.spec import CONTROL_PROMPTS, TEMPLATE_FIELDS
-from jitagent.tasks import Task
+from jitagent.tasks.task import Task
 
 ADD = Task(id="t1", prompt="What is 2+3?", verifier={"kind": "numeric", "expected": 5})
 

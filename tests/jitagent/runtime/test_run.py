@@ -1,8 +1,8 @@
 """The run's own limits and code: what stops a run is a typed field of its result."""
 
-from jitagent.catalog import load_seeds
+from jitagent.harness.seeds import load_seeds
 from jitagent.runtime.events import Stop
-from jitagent.tasks import Task
+from jitagent.tasks.task import Task
 
 ADD = Task(id="t1", prompt="What is 2+3?", verifier={"kind": "numeric", "expected": 5})
 

@@ -4,12 +4,12 @@ import typing
 
 import pytest
 
+from jitagent.harness.spec import ActionSpec, MemorySpec, PlanningSpec
 from jitagent.runtime.actions import Action
 from jitagent.runtime.memory import Memory
 from jitagent.runtime.planning import Planning
 from jitagent.runtime.verify import Verify
 from jitagent.runtime.voting import Vote
-from jitagent.spec import ActionSpec, MemorySpec, PlanningSpec
 
 
 @pytest.mark.parametrize("stage, field", [

@@ -3,9 +3,9 @@
 import asyncio
 from types import SimpleNamespace
 
+from jitagent.harness.spec import ActionSpec
 from jitagent.runtime.verify import Verify
-from jitagent.sandbox import SandboxLimits, Workspace
-from jitagent.spec import ActionSpec
+from jitagent.sandbox.launch import SandboxLimits, Workspace
 
 
 def failure(kind: str, answer: str, public_tests: str | None = None) -> str | None:

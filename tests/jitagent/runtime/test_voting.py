@@ -3,8 +3,8 @@
 import asyncio
 from types import SimpleNamespace
 
+from jitagent.harness.spec import ActionSpec
 from jitagent.runtime.voting import Vote
-from jitagent.spec import ActionSpec
 
 
 def choose(kind: str, answers: list[str], judge_says: str = "") -> tuple[str, list[dict]]:

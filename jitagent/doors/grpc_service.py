@@ -1,0 +1,216 @@
+"""The JitAgent gRPC servicer: thin — parse, then the solving layer (jitagent.solving.layer), then
+protobuf."""
+
+from __future__ import annotations
+
+import json
+import logging
+from contextlib import contextmanager
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from jitagent.config.logs import bind
+from jitagent.doors.metrics import Metrics
+from jitagent.protocol.results import (
+    check_n,
+    check_request_id,
+    event_to_proto,
+    harness_to_proto,
+    solve_result_to_proto,
+    synthesis_to_proto,
+)
+from jitagent.protocol.tasks import RequestError, enum_name, task_from_proto
+from jitagent.solving.feedback import Report
+from jitagent.solving.layer import SolveError, Solving, deadline_in, new_run_id
+from jitagent.v1 import jitagent_pb2 as pb
+from jitagent.v1 import jitagent_pb2_grpc as pb_grpc
+
+log = logging.getLogger("jitagent.server")
+
+
+ENDINGS = {"DEADLINE_EXCEEDED": "the client's deadline passed; its work was stopped",
+           "CANCELLED": "the client cancelled the call; its work was stopped"}
+
+
+def status_of(code: grpc.StatusCode, message: str,
+              violations: list[tuple[str, str]] = ()) -> status_pb2.Status:
+    """A google.rpc.Status; bad fields travel as google.rpc.BadRequest field violations."""
+    status = status_pb2.Status(code=code.value[0], message=message)
+    if violations:
+        detail = any_pb2.Any()
+        detail.Pack(error_details_pb2.BadRequest(field_violations=[
+            error_details_pb2.BadRequest.FieldViolation(field=field, description=description)
+            for field, description in violations]))
+        status.details.append(detail)
+    return status
+
+
+# What each kind of SolveError is on the wire.
+STATUS = {"loading": grpc.StatusCode.UNAVAILABLE, "busy": grpc.StatusCode.RESOURCE_EXHAUSTED,
+          "deadline": grpc.StatusCode.DEADLINE_EXCEEDED, "cancelled": grpc.StatusCode.CANCELLED,
+          "model": grpc.StatusCode.UNAVAILABLE, "bank": grpc.StatusCode.UNAVAILABLE,
+          "bad_request": grpc.StatusCode.INVALID_ARGUMENT, "not_found": grpc.StatusCode.NOT_FOUND,
+          "conflict": grpc.StatusCode.ALREADY_EXISTS, "precondition": grpc.StatusCode.FAILED_PRECONDITION,
+          "internal": grpc.StatusCode.INTERNAL}
+
+
+def error_status(exc: SolveError) -> status_pb2.Status:
+    return status_of(STATUS[exc.kind], str(exc), list(exc.violations))
+
+
+def bad_request(exc: RequestError) -> SolveError:
+    return SolveError("bad_request", str(exc), tuple(exc.violations))
+
+
+class JitAgentService(pb_grpc.JitAgentServicer):
+    """Each RPC: parse, then the solving layer; its events and results as protobuf."""
+
+    def __init__(self, metrics: Metrics, solving: Solving):
+        self.metrics = metrics
+        self.solving = solving
+
+    @contextmanager
+    def _rpc(self, method: str, context):
+        """Counted and timed; a call that does not end OK is logged with its status."""
+        call = None
+        try:
+            with self.metrics.track(method, context) as call:
+                yield
+        finally:
+            if call is not None and call.code != "OK":
+                error = context.details() or ENDINGS.get(call.code, "")
+                log.warning(json.dumps({"event": "rpc_failed", "method": method, "code": call.code,
+                                        "error": error[:500]}))
+
+    @staticmethod
+    async def _abort(context, exc: SolveError):
+        await context.abort_with_status(rpc_status.to_status(error_status(exc)))
+
+    @staticmethod
+    def _deadline(context) -> float | None:
+        return deadline_in(context.time_remaining())
+
+    # --- RPCs ------------------------------------------------------------------------------
+    async def Synthesize(self, request, context):
+        with self._rpc("Synthesize", context):
+            response = pb.SynthesizeResponse()
+            try:
+                n = check_n(request.n)
+                if not request.tasks:
+                    raise RequestError("tasks", "at least one task is required")
+                tasks = [task_from_proto(t, f"tasks[{i}]") for i, t in enumerate(request.tasks)]
+                with self.solving.admitted():
+                    for task in tasks:
+                        result = await self.solving.solve(task, execute=False, n=n,
+                                                          deadline=self._deadline(context))
+                        response.results.append(synthesis_to_proto(result))
+            except RequestError as exc:
+                await self._abort(context, bad_request(exc))
+            except SolveError as exc:
+                await self._abort(context, exc)
+            return response
+
+    async def Solve(self, request, context):
+        with self._rpc("Solve", context):
+            try:
+                n = check_n(request.n)
+                task = task_from_proto(request.task)
+                named = check_request_id(request.request_id)
+                run_id = named or new_run_id()
+                bind(task_id=task.id, run_id=run_id)
+                with self.solving.admitted():
+                    async for event in self.solving.events(task, run_id=run_id, replay=bool(named), n=n,
+                                                           deadline=self._deadline(context)):
+                        yield event_to_proto(event, run_id)
+            except RequestError as exc:
+                await self._abort(context, bad_request(exc))
+            except SolveError as exc:
+                await self._abort(context, exc)
+
+    async def StreamTasks(self, request_iterator, context):
+        """Tasks are taken one at a time: the next request is read only when the previous task is
+        done and the bank has learned from it, so a fast producer is held back by flow control. A
+        task's own failure is a response; the stream goes on."""
+        with self._rpc("StreamTasks", context):
+            try:
+                with self.solving.admitted():
+                    sequence = 0
+                    async for request in request_iterator:
+                        yield await self._one_of_stream(request, sequence, context)
+                        sequence += 1
+            except SolveError as exc:  # refused: the tasks' own failures are responses
+                await self._abort(context, exc)
+
+    async def _one_of_stream(self, request, sequence: int, context) -> pb.StreamTasksResponse:
+        answer = pb.StreamTasksResponse(sequence=sequence, task_id=request.task.id)
+        try:
+            n = check_n(request.n)
+            task = task_from_proto(request.task, f"task #{sequence}")
+            named = check_request_id(request.request_id, f"task #{sequence}.request_id")
+            answer.task_id, answer.run_id = task.id, named or new_run_id()
+            bind(task_id=task.id, run_id=answer.run_id)
+            result = await self.solving.solve(task, run_id=answer.run_id, replay=bool(named), n=n,
+                                              deadline=self._deadline(context))
+        except RequestError as exc:
+            answer.error.CopyFrom(error_status(bad_request(exc)))
+        except SolveError as exc:
+            answer.error.CopyFrom(error_status(exc))
+        else:
+            answer.result.CopyFrom(solve_result_to_proto(result))
+        return answer
+
+    async def ReportOutcome(self, request, context):
+        """By run_id: an outcome of that run. Free-form: of harness_id, run elsewhere on task_text."""
+        with self._rpc("ReportOutcome", context):
+            try:
+                if not request.HasField("reward"):
+                    raise bad_request(RequestError("reward", "required: a number in [0, 1]"))
+                optional = {name: getattr(request, name) if request.HasField(name) else None
+                            for name in ("prompt_tokens", "completion_tokens", "wall_s")}
+                bind(run_id=request.run_id)
+                done = await self.solving.report(
+                    Report(request.reward, request.detail, **optional), run_id=request.run_id,
+                    harness_id=request.harness_id, task_text=request.task_text, task_id=request.task_id,
+                    task_type=request.task_type or None, tags=tuple(request.tags))
+            except SolveError as exc:
+                await self._abort(context, exc)
+            return pb.ReportOutcomeResponse(cluster=done.cluster, harness_id=done.harness_id,
+                                            promoted=done.decision.promote, reason=done.decision.reason,
+                                            incumbent_id=done.incumbent_id or "")
+
+    async def GetHarness(self, request, context):
+        with self._rpc("GetHarness", context):
+            try:
+                return harness_to_proto(await self.solving.harness(request.id))
+            except SolveError as exc:
+                await self._abort(context, exc)
+
+    async def ListHarnesses(self, request, context):
+        with self._rpc("ListHarnesses", context):
+            try:
+                if request.origin not in pb.Origin.values():
+                    raise bad_request(RequestError("origin", f"unknown value {request.origin}"))
+                origin = enum_name(pb.Origin, "ORIGIN", request.origin) if request.origin else None
+                rows = await self.solving.harnesses(origin, request.limit, request.offset)
+            except SolveError as exc:
+                await self._abort(context, exc)
+            return pb.ListHarnessesResponse(harnesses=[harness_to_proto(h) for h in rows])
+
+    async def Lineage(self, request, context):
+        with self._rpc("Lineage", context):
+            try:
+                chain = await self.solving.lineage(request.id)
+            except SolveError as exc:
+                await self._abort(context, exc)
+            return pb.LineageResponse(chain=[harness_to_proto(h) for h in chain])
+
+    async def Rollback(self, request, context):
+        with self._rpc("Rollback", context):
+            try:
+                done = await self.solving.rollback(request.cluster)
+            except SolveError as exc:
+                await self._abort(context, exc)
+            return pb.RollbackResponse(cluster=done.cluster, restored=done.restored, replaced=done.replaced)

@@ -1,0 +1,73 @@
+"""The synthesis prompt. Order matters for prefix caching (vLLM, llama.cpp reuse whole KV
+blocks): the fixed system text and protocol first, byte-identical on every request; then the
+references; the task last."""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+from jitagent.harness.spec import HarnessSpec
+from jitagent.sandbox.tools import TOOL_SCHEMAS
+
+SYSTEM = """You design agent harnesses. A harness decides how a small language model works on a task.
+Protocol (pick one value for each stage):
+- action: direct (answer in text, no tools) | codeact (write python code that runs, read its output) \
+| react (text Thought/Action/Observation tool calls) | json_tool (JSON tool calls)
+- answer_from: text (the reply states the answer) \
+| stdout (the answer is what the program prints; codeact only)
+- planning: none | upfront (plan first) | replan (plan, revise) | reflect (retry after a failed check) \
+| decompose (split into sub-questions)
+- tools: which tools the model may call
+- max_steps: model calls allowed (1-8)
+- instruction: one short general instruction for the model (never the answer, never a copy of the task)
+Tools:
+""" + "\n".join(f"- {name}: {schema['description']}" for name, schema in TOOL_SCHEMAS.items()) + """
+Rules of thumb: exact arithmetic, counting and string manipulation need code (codeact, stdout).
+Writing a function: codeact with answer_from text. \
+Files in a workspace: codeact or react with shell and files.
+When recent failures of the reference are shown, change what made them fail; keep what works.
+Reply with one JSON object: start from one reference harness (parent) and say what changes."""
+
+REPAIR = ("Your harness was invalid. The exact error:\n{error}\n"
+          "Reply with a corrected JSON object that fixes this error.")
+
+
+def reference_block(references: list[HarnessSpec], mode: Literal["descriptions", "full"]) -> str:
+    if mode == "full":
+        body = "\n\n".join(json.dumps(r.content(), separators=(",", ":")) for r in references)
+    else:
+        body = "\n".join(
+            f"- {r.name}: {r.description} [action={r.action.kind}, answer_from={r.action.answer_from}, "
+            f"planning={r.planning.kind}, tools={r.tools.tools}, max_steps={r.limits.max_steps}]"
+            for r in references)
+    return f"Reference harnesses:\n{body}"
+
+
+def failure_block(failures: list[dict], limit: int = 300) -> str:
+    """Raw traces, trimmed (Meta-Harness: a proposer that reads traces beats one that reads scores);
+    of the last steps the end is kept, where the run went wrong."""
+    def trim(text, tail: bool = False) -> str:
+        text = " ".join(str(text or "").split())
+        if len(text) <= limit:
+            return text
+        return "… " + text[-limit:] if tail else text[:limit] + " …"
+    items = [f"{i}. Task: {trim(f['task_text'])}\n   Answer: {trim(f['answer']) or '(none)'}\n"
+             f"   Verdict: {trim(f['verdict'])}\n   Last steps: {trim(f['trace'], tail=True) or '(none)'}"
+             for i, f in enumerate(failures, 1)]
+    return "Recent failures of this reference on tasks like this one:\n" + "\n".join(items)
+
+
+def synthesis_messages(task_text: str, allowed_tools: list[str], references: list[HarnessSpec],
+                       mode: Literal["descriptions", "full"] = "descriptions",
+                       failures: list[dict] | None = None) -> list[dict]:
+    user = (f"{reference_block(references, mode)}\n\n"
+            + (f"{failure_block(failures)}\n\n" if failures else "")
+            + f"Tools this task allows: {allowed_tools}\n\nTask:\n{task_text}\n\n"
+            "Design the harness for this task.")
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
+
+
+def repair_messages(base: list[dict], broken_output: str, error: str) -> list[dict]:
+    return base + [{"role": "assistant", "content": broken_output},
+                   {"role": "user", "content": REPAIR.format(error=error)}]

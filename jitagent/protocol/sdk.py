@@ -1,0 +1,156 @@
+"""The synchronous Python SDK: one call per thing, typed results.
+
+    from jitagent import JitAgent
+
+    with JitAgent("127.0.0.1:50051") as agent:
+        solved = agent.solve("What is 6 * 7?", expect="42")  # a jitagent.solving.result.Solved
+        print(solved.answer, solved.reward)              # reward None: nobody verified it
+        agent.report(solved.run_id, reward=1.0)          # where only you can tell
+
+For events as they happen, or many tasks in one stream, use the async `JitAgentClient`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import grpc
+from google.rpc import error_details_pb2, status_pb2
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from jitagent import DEFAULT_ADDRESS
+from jitagent.protocol.client import channel_options, new_request_id, report_request
+from jitagent.protocol.records import from_message
+from jitagent.protocol.tasks import enum_name, task_to_proto
+from jitagent.solving.result import Solved
+from jitagent.tasks.task import Expected, Task, VerifierSpec, task_for
+from jitagent.v1 import jitagent_pb2 as pb
+from jitagent.v1 import jitagent_pb2_grpc as pb_grpc
+
+
+class JitAgentError(RuntimeError):
+    """A call the server refused or could not finish: `code` (a grpc status name), the server's
+    message, and for bad input the offending fields as (field, description) pairs."""
+
+    def __init__(self, code: str, message: str, violations: list[tuple[str, str]] | None = None):
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.violations = violations or []
+
+    @classmethod
+    def of(cls, exc: grpc.RpcError) -> JitAgentError:
+        return cls(exc.code().name, exc.details() or "", violations_of(exc))
+
+
+def violations_of(exc: grpc.RpcError) -> list[tuple[str, str]]:
+    """The google.rpc.BadRequest field violations the server attached to an error, if any."""
+    found = []
+    for key, value in exc.trailing_metadata() or ():
+        if key == "grpc-status-details-bin":
+            for detail in status_pb2.Status.FromString(value).details:
+                request = error_details_pb2.BadRequest()
+                if detail.Unpack(request):
+                    found += [(v.field, v.description) for v in request.field_violations]
+    return found
+
+
+@dataclass(frozen=True)
+class Synthesized:
+    """The harness the server would run for a task; `spec_json` is the whole spec."""
+
+    run_id: str
+    task_id: str
+    route: str
+    harness_id: str
+    harness_name: str
+    cluster: str
+    spec_json: str
+    candidates: int
+
+    @classmethod
+    def of(cls, result: pb.SynthesisResult) -> Synthesized:
+        return cls(result.run_id, result.task_id, enum_name(pb.Route, "ROUTE", result.route),
+                   result.harness.id, result.harness.name, result.cluster, result.harness.spec_json,
+                   len(result.candidates))
+
+
+@dataclass(frozen=True)
+class Reported:
+    cluster: str
+    harness_id: str
+    promoted: bool
+    reason: str
+    incumbent_id: str | None  # None: the cluster has no incumbent yet
+
+
+class JitAgent:
+    """A synchronous client of a jitagent server. `token`: the server's bearer token; `tls_ca`: the
+    PEM that signed its certificate (None: plaintext); `timeout`: seconds per call (None: no limit).
+    Errors raise JitAgentError."""
+
+    def __init__(self, address: str = DEFAULT_ADDRESS, *, token: str | None = None,
+                 tls_ca: bytes | None = None, timeout: float | None = None, max_message_mb: int = 4):
+        options = channel_options(max_message_mb)
+        self.channel = (grpc.secure_channel(address, grpc.ssl_channel_credentials(tls_ca), options=options)
+                        if tls_ca is not None else grpc.insecure_channel(address, options=options))
+        self.stub = pb_grpc.JitAgentStub(self.channel)
+        self.metadata = (("authorization", f"Bearer {token}"),) if token else ()
+        self.timeout = timeout
+
+    def __enter__(self) -> JitAgent:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.channel.close()
+
+    def _call(self, method, request, timeout: float | None):
+        try:
+            return method(request, timeout=timeout or self.timeout, metadata=self.metadata)
+        except grpc.RpcError as exc:
+            raise JitAgentError.of(exc) from None
+
+    def health(self) -> str:
+        """SERVING once the server has loaded its models and bank."""
+        stub = health_pb2_grpc.HealthStub(self.channel)
+        reply = self._call(stub.Check, health_pb2.HealthCheckRequest(), self.timeout or 5.0)
+        return health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+
+    def solve(self, task: str | Task, *, expect: Expected | None = None,
+              verifier: dict | VerifierSpec | None = None, type: str | None = None, n: int = 0,
+              timeout: float | None = None, request_id: str | None = None) -> Solved:
+        """Solve one task and return the result. `expect`: the answer that is right (a number is
+        compared numerically, anything else exactly); `verifier`: any verifier instead (e.g.
+        {"kind": "regex", "pattern": "..."}); neither: unverified. `type` decides the task's
+        cluster. `n`: candidates if the server synthesizes (0: its default). `request_id` (default: a
+        new one) names the run: solving again with it returns that run's result, never a second run."""
+        if isinstance(task, str):
+            task = task_for(task, type=type, expect=expect, verifier=verifier)
+        request = pb.SolveRequest(task=task_to_proto(task), n=n, request_id=request_id or new_request_id())
+        try:
+            for event in self.stub.Solve(request, timeout=timeout or self.timeout, metadata=self.metadata):
+                if event.HasField("result"):
+                    return from_message(Solved, event.result)
+        except grpc.RpcError as exc:
+            raise JitAgentError.of(exc) from None
+        raise JitAgentError("UNKNOWN", "the server ended the Solve stream without a result")
+
+    def synthesize(self, task: str | Task, *, type: str | None = None, n: int = 0,
+                   timeout: float | None = None) -> Synthesized:
+        """The harness the server would run for a task, without running it."""
+        task = task_for(task, type=type) if isinstance(task, str) else task
+        reply = self._call(self.stub.Synthesize, pb.SynthesizeRequest(tasks=[task_to_proto(task)], n=n),
+                           timeout)
+        return Synthesized.of(reply.results[0])
+
+    def report(self, run_id: str, reward: float, *, detail: str = "", wall_s: float | None = None,
+               prompt_tokens: int | None = None, completion_tokens: int | None = None) -> Reported:
+        """How a run went (`reward` in [0, 1]), where the server could not tell: one outcome like any
+        other. Cost defaults to what the server measured; a synthesized-only run needs `wall_s`."""
+        request = report_request(run_id, reward, detail, prompt_tokens, completion_tokens, wall_s)
+        reply = self._call(self.stub.ReportOutcome, request, self.timeout)
+        return Reported(reply.cluster, reply.harness_id, reply.promoted, reply.reason,
+                        reply.incumbent_id or None)

@@ -1,0 +1,244 @@
+"""Tasks and task suites (JSONL, one task per line)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from jitagent.common.safe_loading import NestingError, json_loads
+from jitagent.harness.spec import format_validation_error
+from jitagent.sandbox.tools import TOOL_NAMES
+from jitagent.tasks.suites.external import GENERATED, MAX_GYM_SIZE
+
+SPLITS = ("learn", "score", "final")
+MAX_PATTERN = 4096  # a regex verifier's pattern: compiled in the server process, so bounded
+MAX_FILES = 1000
+MAX_FILE_PATH = 1024
+MAX_NAME_BYTES = 255  # one path component, as the kernel allows
+# A task's text, refused before any work when longer: past any context a served model has (the embedded
+# one holds 4,096 tokens, ~16,000 characters), and bounded for what the server holds while it waits.
+MAX_PROMPT_CHARS = 100_000
+
+
+def prompt_problem(prompt: str) -> str | None:
+    """Why a task's text cannot be taken (empty, or over the cap), or None."""
+    if not prompt.strip():
+        return "must not be empty"
+    if len(prompt) > MAX_PROMPT_CHARS:
+        return f"{len(prompt):,} characters; a task's text is at most {MAX_PROMPT_CHARS:,}"
+    return None
+
+
+class VerifierSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    kind: Literal["none", "exact", "numeric", "regex", "python_tests", "shell_check", "reasoning_gym"]
+    expected: str | float | int | None = None
+    tolerance: float = Field(1e-6, ge=0)
+    pattern: str | None = Field(None, max_length=MAX_PATTERN)
+    tests: str | None = None       # python_tests: code run after the answer's code
+    prelude: str | None = None     # python_tests: code run before the answer's code (e.g. imports)
+    dataset: str | None = None     # reasoning_gym: generator name, seed, size and index of the entry
+    seed: int | None = Field(None, ge=-2**63, le=2**63 - 1)  # the wire's int64, no bigger
+    size: int | None = Field(None, ge=1, le=MAX_GYM_SIZE)  # the entries the server makes (and keeps)
+    index: int | None = None
+    command: str | None = None     # shell_check: run in the workspace after the agent finishes
+    case_sensitive: bool = False
+
+    @model_validator(mode="after")
+    def _a_gym_entry_that_exists(self):
+        """A reasoning_gym verifier names an entry its generator can make (else every answer scores 0)."""
+        if self.kind != "reasoning_gym":
+            return self
+        if None in (self.dataset, self.seed, self.size, self.index):
+            raise ValueError("reasoning_gym needs dataset, seed, size and index")
+        if not 0 <= self.index < self.size:
+            raise ValueError(f"reasoning_gym index must be in [0, size={self.size}), got {self.index}")
+        from reasoning_gym.factory import DATASETS
+
+        if self.dataset not in DATASETS:
+            raise ValueError(f"reasoning_gym has no dataset {self.dataset!r} (e.g. "
+                             f"{', '.join(sorted(DATASETS)[:5])})")
+        return self
+
+
+class Task(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(..., min_length=1)
+    prompt: str = Field(..., min_length=1)
+    type: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    split: Literal["learn", "score", "final"] | None = None
+    tools: list[str] | None = Field(None, description="tools the task allows; None: all")
+    files: dict[str, str] = Field(default_factory=dict, description="workspace files before the run")
+    public_tests: str | None = Field(None, description="checks the agent may run (verify: run_tests)")
+    verifier: VerifierSpec = Field(default_factory=lambda: VerifierSpec(kind="none"),
+                                   description="kind 'none': unverified (reward comes later, as feedback)")
+
+    @field_validator("prompt")
+    @classmethod
+    def _within_the_cap(cls, prompt: str) -> str:
+        if problem := prompt_problem(prompt):
+            raise ValueError(problem)
+        return prompt
+
+    @field_validator("tools")
+    @classmethod
+    def _known_tools(cls, tools):
+        if tools is not None and (unknown := [t for t in tools if t not in TOOL_NAMES]):
+            raise ValueError(f"unknown tool(s) {unknown}")
+        return tools
+
+    @field_validator("files")
+    @classmethod
+    def _workspace_names(cls, files: dict[str, str]) -> dict[str, str]:
+        if len(files) > MAX_FILES:
+            raise ValueError(f"{len(files)} files; at most {MAX_FILES}")
+        for name in files:
+            if problem := _file_name_problem(name, files):
+                raise ValueError(f"file name {name[:80]!r}: {problem}")
+        return files
+
+    def allows(self, tool: str) -> bool:
+        return self.tools is None or tool in self.tools
+
+
+def _file_name_problem(name: str, names: dict[str, str]) -> str | None:
+    """Why `name` cannot be a workspace file (relative, normalised, no NUL, bounded), or None.
+    `names`: the task's other files, none of which may be a directory of this one."""
+    if not name:
+        return "must not be empty"
+    if "\0" in name:
+        return "must not contain a NUL byte"
+    if len(name) > MAX_FILE_PATH:
+        return f"longer than {MAX_FILE_PATH} characters"
+    if name.startswith("/"):
+        return "must be relative to the workspace"
+    parts = name.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        return "must be normalised: no empty, '.' or '..' parts"
+    if any(len(part.encode()) > MAX_NAME_BYTES for part in parts):
+        return f"a part is longer than {MAX_NAME_BYTES} bytes"
+    if clash := next((d for d in ("/".join(parts[:i]) for i in range(1, len(parts))) if d in names), None):
+        return f"{clash!r} is a file, not a directory"
+    return None
+
+
+class TaskFileError(ValueError):
+    """A task file that does not parse; the message names the file, the line and the field."""
+
+
+def parse_tasks(lines: list[str], source: str = "<tasks>") -> list[Task]:
+    tasks, seen = [], set()
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            task = Task.model_validate(json_loads(line))
+        except json.JSONDecodeError as exc:
+            raise TaskFileError(f"{source}:{number}: not valid JSON: {exc.msg}") from None
+        except NestingError as exc:
+            raise TaskFileError(f"{source}:{number}: not a task: {exc}") from None
+        except ValidationError as exc:
+            raise TaskFileError(f"{source}:{number}: {format_validation_error(exc)}") from None
+        if task.id in seen:
+            raise TaskFileError(f"{source}:{number}: duplicate task id {task.id!r}")
+        seen.add(task.id)
+        tasks.append(task)
+    return tasks
+
+
+def builtin_suites() -> dict[str, Path]:
+    root = resources.files("jitagent.tasks.suites")
+    return {p.name.removesuffix(".jsonl"): Path(str(p)) for p in root.iterdir() if p.name.endswith(".jsonl")}
+
+
+def suite_names() -> list[str]:
+    return sorted([*builtin_suites(), *GENERATED])
+
+
+def load_suite(name_or_path: str, split: str | None = None) -> list[Task]:
+    suites = builtin_suites()
+    if name_or_path in GENERATED:
+        tasks = [Task.model_validate(record) for record in GENERATED[name_or_path]()]
+    else:
+        path = suites.get(name_or_path) or Path(name_or_path)
+        if not path.exists():
+            raise TaskFileError(f"no suite {name_or_path!r}: not one of {suite_names()} nor a file")
+        tasks = parse_tasks(path.read_text().splitlines(), str(path))
+    if split is not None:
+        if split not in SPLITS:
+            raise TaskFileError(f"unknown split {split!r}; splits: {list(SPLITS)}")
+        tasks = [t for t in tasks if t.split == split]
+    return tasks
+
+
+def spread_over_types(tasks: list[Task], limit: int | None) -> list[Task]:
+    """The first `limit` tasks taken round-robin over task types, so a cut keeps every type."""
+    if not limit or limit >= len(tasks):
+        return tasks
+    by_type: dict[str | None, list[Task]] = defaultdict(list)
+    for task in tasks:
+        by_type[task.type].append(task)
+    queues = list(by_type.values())
+    picked: list[Task] = []
+    while len(picked) < limit:
+        for queue in queues:
+            if queue and len(picked) < limit:
+                picked.append(queue.pop(0))
+    return picked
+
+
+Expected = str | float  # an expected answer, as every door takes it: a number is checked numerically
+
+
+def verifier_for(expect: Expected | None = None,
+                 verifier: dict | VerifierSpec | None = None) -> VerifierSpec:
+    """The verifier a caller asks for: `expect` a number is checked numerically, anything else exactly;
+    `verifier` any kind (VerifierSpec fields); neither: none (unverified). ValueError names the problem."""
+    if expect is not None and verifier is not None:
+        raise ValueError("give an expected answer or a verifier, not both")
+    try:
+        if verifier is not None:
+            return verifier if isinstance(verifier, VerifierSpec) else VerifierSpec.model_validate(verifier)
+        if expect is None:
+            return VerifierSpec(kind="none")
+        number = _finite_number(expect)
+        if number is not None:
+            return VerifierSpec(kind="numeric", expected=number)
+        return VerifierSpec(kind="exact", expected=str(expect))
+    except ValidationError as exc:
+        raise ValueError(f"verifier: {format_validation_error(exc)}") from None
+
+
+def _finite_number(value: str | float) -> int | float | None:
+    text = str(value).strip()
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return number if number == number and abs(number) != float("inf") else None
+
+
+def task_for(prompt: str, *, type: str | None = None, expect: Expected | None = None,
+             verifier: dict | VerifierSpec | None = None) -> Task:
+    """A task from a prompt and what checks it (see verifier_for); its id derives from the prompt."""
+    try:
+        return Task(id=derived_id(prompt), prompt=prompt, type=type, verifier=verifier_for(expect, verifier))
+    except ValidationError as exc:
+        raise ValueError(f"task: {format_validation_error(exc)}") from None
+
+
+def derived_id(prompt: str) -> str:
+    return "task-" + hashlib.sha256(prompt.encode()).hexdigest()[:10]

@@ -1,0 +1,143 @@
+"""Every option of every command, as a user meets it: it has help, a number outside its range is refused
+with the option's name and the range, tables piped to a file never wrap, completion covers them all."""
+
+import argparse
+import os
+import subprocess
+import sys
+
+import pytest
+
+from jitagent.cli.common import HIDDEN, RangeHelp
+from jitagent.cli.main import build_parser
+from jitagent.v1 import jitagent_pb2 as pb
+
+
+def jitagent(*args, stdin=None, timeout=300):
+    return subprocess.run([sys.executable, "-m", "jitagent", *args], capture_output=True, text=True,
+                          timeout=timeout, input=stdin)
+
+
+def parsers(parser=None, path=("jitagent",)):
+    """(command path, parser) of every command and group, depth first."""
+    parser = parser or build_parser()
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from parsers(sub, (*path, name))
+
+
+def test_every_option_of_every_command_has_help():
+    missing = [f"{' '.join(path)} {action.option_strings[0] if action.option_strings else action.dest}"
+               for path, parser in parsers() for action in parser._actions
+               if not isinstance(action, argparse._SubParsersAction) and action.help is None]
+    assert missing == []
+
+
+def test_every_numeric_option_says_its_range_in_its_help():
+    for path, parser in parsers():
+        for action in parser._actions:
+            if getattr(action.type, "rule", None) and action.help != HIDDEN:
+                help_text = RangeHelp("x")._get_help_string(action)
+                assert action.type.rule in help_text, (path, action.option_strings)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["solve", "x", "--n", "99"], "jitagent solve: --n: must be between 1 and 8, got 99"),
+    (["serve", "--port", "-1"], "jitagent serve: --port: must be between 0 and 65535, got -1"),
+    (["run", "--harness", "direct", "--suite", "starter", "--limit", "-1"],
+     "jitagent run: --limit: must be at least 1, got -1"),
+    (["bank", "search", "x", "-k", "-3"], "jitagent bank search: -k: must be at least 1, got -3"),
+    (["bank", "warm", "--suite", "starter", "--budget-s", "-5"],
+     "jitagent bank warm: --budget-s: must be more than 0, got -5"),
+    (["bank", "warm", "--suite", "starter", "--budget-s", "0"],
+     "jitagent bank warm: --budget-s: must be more than 0, got 0"),
+    (["evolve", "--suite", "starter", "--budget-s", "0"], "jitagent evolve: --budget-s: must be more than 0"),
+    (["bench", "--suite", "starter", "--repeats", "0"],
+     "jitagent bench: --repeats: must be at least 1, got 0"),
+    (["client", "report", "r", "--reward", "2"], "jitagent client report: --reward: must be between 0 and 1"),
+    (["client", "solve", "x", "--timeout", "-1"], "jitagent client solve: --timeout: must be more than 0"),
+    (["worker", "--slots", "0"], "jitagent worker: --slots: must be between 1 and 64, got 0"),
+    (["queue", "put", "starter", "--limit", "0"], "jitagent queue put: --limit: must be at least 1, got 0"),
+    (["solve", "x", "-k", "x"], "jitagent solve: -k: expected an integer, got 'x'"),
+])
+def test_a_number_out_of_range_names_the_option_and_the_range(argv, message):
+    done = jitagent(*argv)
+    assert done.returncode == 2 and done.stderr.startswith(message), done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "validation error" not in done.stderr
+
+
+def test_a_setting_out_of_range_from_the_environment_names_the_variable():
+    done = subprocess.run([sys.executable, "-m", "jitagent", "serve"], capture_output=True, text=True,
+                          timeout=300, env=os.environ | {"JITAGENT_N": "99"})
+    assert done.returncode == 2
+    assert done.stderr.strip() == "jitagent serve: JITAGENT_N: must be between 1 and 8, got 99"
+
+
+def test_tables_piped_never_wrap(tmp_path):
+    """Piped, each row is one line whatever its length: nothing is cut mid-word for a terminal's width."""
+    done = jitagent("seeds")
+    rows = [line for line in done.stdout.splitlines() if line.startswith("│")]
+    assert done.returncode == 0 and len(rows) == 13  # one line per seed
+    assert any(len(row) > 120 for row in rows)  # wider than any terminal default: nothing folded
+
+
+def test_token_counts_are_unsigned_on_the_wire():
+    for message, fields in ((pb.Cost, ("prompt_tokens", "completion_tokens")),
+                            (pb.ReportOutcomeRequest, ("prompt_tokens", "completion_tokens"))):
+        for name in fields:
+            field = message.DESCRIPTOR.fields_by_name[name]
+            assert field.type == field.TYPE_UINT32
+    with pytest.raises(ValueError):
+        pb.Cost(prompt_tokens=-1)
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_completion_knows_every_command_and_option(shell):
+    done = jitagent("completion", shell)
+    assert done.returncode == 0
+    for word in ("solve", "clusters", "--openai-port", "--budget-s", "--redo", "--harness"):
+        assert word in done.stdout, word
+
+
+def help_of(action) -> str:
+    return RangeHelp("x")._get_help_string(action)
+
+
+def test_every_model_option_lists_the_models_load_model_takes():
+    """One list: what --meta-model's help offers is what an unknown model's error names."""
+    from jitagent.models import MODEL_CHOICES, MODEL_NAMES, load_model
+
+    with pytest.raises(ValueError) as refused:
+        load_model("gpt-4")
+    assert MODEL_CHOICES in str(refused.value) and "qwen2.5-coder-1.5b" in MODEL_CHOICES
+    for path, parser in parsers():
+        options = {a.option_strings[0]: a for a in parser._actions if a.option_strings}
+        for flag in ("--meta-model", "--solver-model"):
+            if flag in options and "same choices" not in options[flag].help:
+                assert all(name in options[flag].help for name in MODEL_NAMES), (path, flag)
+        if "--solver-model" in options and "same choices" in options["--solver-model"].help:
+            assert "--meta-model" in options, path  # "same choices" as an option the command has
+
+
+def test_every_option_with_a_default_says_it_and_integers_show_as_integers():
+    for path, parser in parsers():
+        for action in parser._actions:
+            default, text = action.default, help_of(action)
+            if isinstance(default, (int, float, str)) and not isinstance(default, bool) and text != HIDDEN \
+                    and default != HIDDEN:
+                assert "default" in text, (path, action.option_strings)
+            assert "e+" not in text, (path, action.option_strings)
+    report = jitagent("client", "report", "--help")
+    assert "between 0 and 4294967295" in " ".join(report.stdout.split())
+    solve = " ".join(jitagent("solve", "--help").stdout.split())
+    assert "--n N candidates per synthesis (default: 3); env JITAGENT_N (between 1 and 8)" in solve
+    assert "(between 1 and 13; default: 3)" in solve
+
+
+def test_an_invalid_task_is_told_in_our_words_not_pydantic_s():
+    done = jitagent("solve", "-", stdin="x" * 100_001)
+    assert done.returncode == 2
+    assert done.stderr == ("jitagent solve: task: prompt: 100,001 characters; a task's text is at most "
+                           "100,000\n")

@@ -1,0 +1,50 @@
+"""Tasks through the wire (jitagent.v1 bytes) and back: unchanged, for every task of every built-in suite."""
+
+import pytest
+
+from jitagent.protocol.tasks import RequestError, task_from_proto, task_to_proto
+from jitagent.tasks.task import Task, load_suite, suite_names
+from jitagent.v1 import jitagent_pb2 as pb
+
+
+def through_the_wire(task: Task) -> Task:
+    return task_from_proto(pb.Task.FromString(task_to_proto(task).SerializeToString()))
+
+
+@pytest.mark.parametrize("suite", suite_names())
+def test_every_task_of_every_built_in_suite_round_trips_unchanged(suite):
+    tasks = load_suite(suite)
+    kinds = {t.verifier.kind for t in tasks}
+    assert tasks and kinds - {"none"}
+    for task in tasks:
+        assert through_the_wire(task) == task, task.id
+
+
+def test_what_the_suites_do_not_show_round_trips_too():
+    tasks = [
+        Task(id="a", prompt="p", tools=[]),
+        Task(id="b", prompt="p", tools=["python"]),
+        Task(id="c", prompt="p", verifier={"kind": "numeric", "expected": 0.25, "tolerance": 0.01}),
+        Task(id="d", prompt="p", verifier={"kind": "regex", "pattern": "^a+$", "case_sensitive": True}),
+        Task(id="e", prompt="p", verifier={"kind": "exact", "expected": "Yes"}, split="learn"),
+    ]
+    for task in tasks:
+        assert through_the_wire(task) == task
+    assert through_the_wire(Task(id="f", prompt="p")).tools is None  # absent: every tool, not none
+
+
+def test_a_task_that_cannot_be_one_names_the_field():
+    for msg, field in (
+        (pb.Task(prompt=" "), "task.prompt"),
+        (pb.Task(prompt="p", split=9), "task.split"),
+        (
+            pb.Task(
+                prompt="p",
+                verifier=pb.Verifier(reasoning_gym=pb.ReasoningGymEntry(dataset="no-such-generator", size=1)),
+            ),
+            "task",
+        ),
+    ):
+        with pytest.raises(RequestError) as refused:
+            task_from_proto(msg)
+        assert refused.value.violations[0][0] == field

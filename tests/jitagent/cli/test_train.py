@@ -9,7 +9,7 @@ import pytest
 
 from jitagent.cli.main import main
 
-from .test_correct import record, task
+from ..improvement.training.test_correct import record, task
 
 pytestmark = pytest.mark.slow
 TRAIN = ["--solver-model", "smollm2-135m", "--rank", "4", "--epochs", "1", "--accumulate", "1",

@@ -20,7 +20,7 @@ from jitagent.models.embedded import EmbeddedModel
 from jitagent.models.gguf import model_path
 from jitagent.models.openai_http import OpenAICompatibleModel
 
-from ..models.test_openai_http import free_port, wait_for
+from ...models.test_openai_http import free_port, wait_for
 from .test_correct import POT, record, task
 
 pytestmark = pytest.mark.slow

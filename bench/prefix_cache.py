@@ -12,7 +12,7 @@ import argparse
 import asyncio
 import json
 
-from jitagent.cli.common import META_MODEL
+from jitagent.cli.options import META_MODEL
 from jitagent.harness.seeds import load_seeds
 from jitagent.models import load_model
 from jitagent.runtime.agent import Runtime

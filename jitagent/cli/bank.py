@@ -10,19 +10,19 @@ from pathlib import Path
 from rich.text import Text
 
 from jitagent.cli.common import (
-    COUNT,
-    SECONDS,
-    Bounded,
     api_key,
     bank_location,
+    budget,
     common,
     console,
+    learned_from,
     models,
     output,
+    solver_model,
     table,
-    top_k,
 )
 from jitagent.cli.common import bank as bank_options
+from jitagent.cli.options import COUNT, top_k
 from jitagent.cli.progress import units, waiting
 from jitagent.config.paths import open_bank
 
@@ -148,7 +148,7 @@ def _write_adapter_files(args, bank) -> int:
     import io
     import zipfile
 
-    from jitagent.cli.common import Failure
+    from jitagent.cli.options import Failure
 
     adapter = bank.adapter(args.adapter or "")
     if adapter is None:
@@ -318,7 +318,7 @@ def cmd_warm(args) -> int:
 
     tasks = spread_over_types(load_suite(args.suite, args.split), args.limit)
     with waiting("loading the solver model and the embedder"):
-        solver = load_model(args.solver_model, slot="solver", api_key=api_key(args))
+        solver = load_model(solver_model(args), slot="solver", api_key=api_key(args))
         bank = _open(args, [solver.name])
         seed_bank(bank)
     runtime = Runtime(solver)
@@ -359,7 +359,7 @@ def _warmed(args, summary: dict, skipped: list) -> int:
         f"warmed {summary['path']} with {', '.join(summary['seeds'])} on {summary['tasks']} {args.split} "
         f"tasks: {stats['outcomes']} outcomes in {stats['clusters']} clusters", soft_wrap=True))
     if skipped:
-        from jitagent.cli.common import Failure
+        from jitagent.cli.options import Failure
 
         raise Failure(f"{len(skipped)} run(s) not recorded, e.g. {skipped[0].name} on {skipped[0].task.id}: "
                       f"{skipped[0].why_not_recorded}; run the command again to retry them")
@@ -423,22 +423,20 @@ def add_commands(sub) -> None:
     add("reindex", cmd_reindex, "rebuild the faiss index from the database")
     add("stats", cmd_stats, "counts, index size, database size")
     p = add("warm", cmd_warm, "record the seeds' outcomes on a suite's learn split (resumable)",
-            models(meta=False))
+            models(meta=False), budget("run; a run cut off by it is not recorded"))
     p.add_argument("--suite", required=True, help="suite name or JSONL file (see `jitagent suites`)")
     p.add_argument("--split", default="learn", choices=["learn"],
                    help="learn only: score gates evolve, final is held out")
     p.add_argument("--seeds", default=None, type=top_k,
                    help="all | top:K by a first pass (one task per type)")
     p.add_argument("--limit", type=COUNT, help="N tasks, spread over task types")
-    p.add_argument("--budget-s", type=SECONDS, default=60.0,
-                   help="wall-clock budget per run; a run cut off by it is not recorded")
     p.add_argument("--redo", action="store_true",
                    help="run units that already have an outcome again; the new outcome replaces theirs")
     p.add_argument("--no-examples", action="store_true",
                    help="warm the seeds only, not also each seed's variant that is shown its cluster's "
                         "verified solutions (prompts.examples), which then enters every cluster's arms")
     add_export(add("export", cmd_export, "training data from the bank's verified runs: SFT records and "
-                   "preference pairs, JSONL in the shapes TRL reads"))
+                   "preference pairs, JSONL in the shapes TRL reads", learned_from("default: none")))
 
 
 def add_adapters(p) -> None:
@@ -450,9 +448,3 @@ def add_adapters(p) -> None:
 def add_export(p) -> None:
     p.add_argument("--sft", type=Path, required=True, metavar="FILE", help="SFT records ({messages})")
     p.add_argument("--pairs", type=Path, metavar="FILE", help="preference pairs ({prompt, chosen, rejected})")
-    p.add_argument("--min-reward", type=Bounded(float, 0, 1, exclusive_low=True), default=1.0,
-                   help="a run with at least this reward is a positive (default: 1)")
-    p.add_argument("--per-cluster", type=COUNT, default=200,
-                   help="SFT records per cluster at most (default: 200)")
-    p.add_argument("--held-out-suite", action="append", default=[], metavar="SUITE",
-                   help="never export a task of this suite's final split (repeatable)")

@@ -11,21 +11,14 @@ both work and a default never overwrites a value given at the other place.
 from __future__ import annotations
 
 import argparse
-import functools
-import math
-import pkgutil
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from rich.table import Table
 
+from jitagent.cli import settings
+from jitagent.cli.options import HIDDEN, SECONDS, USAGE, Failure, FieldRange, RangeHelp
 from jitagent.cli.terminal import TerminalConsole, visible
-
-USAGE, RUNTIME = 2, 1  # exit statuses: the command line was wrong / the work failed
-HIDDEN = argparse.SUPPRESS
-META_MODEL = "embedded"  # the model that writes harnesses, and runs them, unless told otherwise
 
 
 class Subcommands(argparse._SubParsersAction):
@@ -59,14 +52,6 @@ class Parser(argparse.ArgumentParser):
         self.exit(USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
-class Failure(Exception):
-    """A failure already worded for the user; `status` is the exit status."""
-
-    def __init__(self, message: str, status: int = RUNTIME):
-        super().__init__(message)
-        self.status = status
-
-
 def parent_parser() -> argparse.ArgumentParser:
     """A parser to share options through (`parents=`)."""
     return argparse.ArgumentParser(add_help=False)
@@ -88,46 +73,57 @@ def output(file_help: str | None = None) -> argparse.ArgumentParser:
 
 def models(*, meta: bool = True, solver: bool = True,
            old_model: str | None = None) -> argparse.ArgumentParser:
-    """`--meta-model` / `--solver-model`; `old_model`: the dest the old `--model` spelling meant here.
-    Without `meta`, the solver runs the meta-model's default."""
-    from jitagent.models import MODEL_CHOICES
-
+    """`--meta-model` / `--solver-model` and `--api-key-file` (cli.settings: each also from its JITAGENT_*
+    variable and a --config file); `old_model`: the dest the old `--model` spelling meant here. Without
+    `meta`, the solver runs the meta-model's default (`solver_model`)."""
     p = parent_parser()
-    if meta:
-        p.add_argument("--meta-model", default=META_MODEL,
-                       help=f"writes harnesses: {MODEL_CHOICES} (default: {META_MODEL})")
-    if solver:
-        p.add_argument("--solver-model", default=None if meta else META_MODEL,
-                       help="runs them, same choices (default: the meta-model)" if meta
-                       else f"runs the harnesses: {MODEL_CHOICES} (default: {META_MODEL})")
+    chosen = ((settings.META_MODEL, meta), (settings.SOLVER_MODEL, solver), (settings.API_KEY_FILE, True))
+    settings.add_arguments(p, [s for s, wanted in chosen if wanted])
     if old_model:
         p.add_argument("--model", dest=old_model, default=HIDDEN, help=HIDDEN)  # no default of its own
-    p.add_argument("--api-key-file", type=Path, metavar="FILE", help="a file holding the API key of an "
-                   "OpenAI-compatible endpoint (or set JITAGENT_API_KEY)")
-    p.add_argument("--api-key", help=HIDDEN)  # refused: a secret in argv
+    return p
+
+
+def solver_model(args) -> str:
+    """The model that runs the harnesses: --solver-model, else the meta-model (its default where a command
+    takes no meta-model)."""
+    return args.solver_model or getattr(args, "meta_model", None) or settings.META_MODEL.value
+
+
+def synthesis_config(args):
+    """The synthesis a command's `--n` and `--no-dry-run` ask for (cli.settings.SYNTHESIZING)."""
+    from jitagent.improvement.synthesis.synthesize import SynthesisConfig
+
+    return SynthesisConfig(n=args.n, dry_run=not args.no_dry_run)
+
+
+def learned_from(held_out: str) -> argparse.ArgumentParser:
+    """Which verified runs are learned from or exported: `--min-reward` and `--per-cluster` (ExportConfig's
+    fields), and `--held-out-suite` (`held_out`: what it leaves out, and its default)."""
+    from jitagent.improvement.training.export import ExportConfig
+
+    p = parent_parser()
+    config_options(p, ExportConfig)
+    p.add_argument("--held-out-suite", action="append", default=[], metavar="SUITE",
+                   help=f"never learn from or export a task of this suite's final split (repeatable; "
+                        f"{held_out})")
+    return p
+
+
+def budget(what: str) -> argparse.ArgumentParser:
+    """`--budget-s`: the wall-clock budget of each `what`."""
+    p = parent_parser()
+    p.add_argument("--budget-s", type=SECONDS, default=60.0, help=f"wall-clock budget per {what}")
     return p
 
 
 def bank(*, old_path: bool = False) -> argparse.ArgumentParser:
-    """`--data-dir` (the embedded bank is DATA_DIR/bank.db) and `--bank` (a file or a shared database)."""
+    """`--data-dir` (the embedded bank is DIR/bank.db) and `--bank` (a file or a shared database)."""
     p = parent_parser()
-    p.add_argument("--data-dir", type=Path, metavar="DIR",
-                   help="the bank's folder: DIR/bank.db (default: $JITAGENT_DATA or ~/.jitagent)")
-    p.add_argument("--bank", type=without_password("put it in PGPASSWORD or ~/.pgpass"),
-                   help="bank file, or postgresql://USER@HOST:PORT/DB for a bank a fleet shares "
-                        "(default: DATA_DIR/bank.db)")
+    settings.add_arguments(p, settings.BANK)
     if old_path:
         p.add_argument("--path", dest="bank", default=HIDDEN, help=HIDDEN)  # no default of its own
     return p
-
-
-def without_password(hint: str):
-    """An argparse type: a URL that carries no password (argv shows in /proc to every process)."""
-    def check(value: str) -> str:
-        if "://" in value and urlsplit(value).password is not None:
-            raise argparse.ArgumentTypeError(f"a password in argv shows in /proc to every process; {hint}")
-        return value
-    return check
 
 
 def task_options(*, checks: bool) -> argparse.ArgumentParser:
@@ -175,86 +171,6 @@ def task_from_args(args):
         raise Failure(str(exc), USAGE) from None
 
 
-class OutOfRange(argparse.ArgumentTypeError, ValueError):
-    """A number outside its option's range, or not a number; the message says the range and the value."""
-
-
-NUMBER_NAMES = {int: "an integer", float: "a number"}
-
-
-@dataclass(frozen=True)
-class Bounded:
-    """An argparse type (and a Setting's parse): a number of `kind` in its range, where `low`/`high` are
-    None when open and `exclusive_low` keeps `low` itself out (a budget of 0 s is none)."""
-
-    kind: type
-    low: float | None = None
-    high: float | None = None
-    exclusive_low: bool = False
-
-    def __call__(self, text) -> int | float:
-        try:
-            value = self.kind(text)
-        except (TypeError, ValueError):
-            raise OutOfRange(f"expected {NUMBER_NAMES[self.kind]}, got {text!r}") from None
-        too_low = self.low is not None and (value <= self.low if self.exclusive_low else value < self.low)
-        if not math.isfinite(value) or too_low or (self.high is not None and value > self.high):
-            raise OutOfRange(f"must be {self.rule}, got {text}")
-        return value
-
-    def _shown(self, bound: float) -> str:
-        return str(int(bound)) if self.kind is int else f"{bound:g}"  # 4294967295, not 4.29497e+09
-
-    @property
-    def name(self) -> str:
-        return NUMBER_NAMES[self.kind]
-
-    @property
-    def rule(self) -> str:
-        low, high = (None if b is None else self._shown(b) for b in (self.low, self.high))
-        if low is not None and high is not None:
-            return f"between {low} and {high}"
-        if low is not None:
-            return f"more than {low}" if self.exclusive_low else f"at least {low}"
-        return f"at most {high}" if high is not None else "a finite number"
-
-
-COUNT = Bounded(int, 1)  # how many of something: at least one
-SECONDS = Bounded(float, 0, exclusive_low=True)  # a time budget: zero or less would run nothing
-SEED = Bounded(int, 0)
-
-
-class FieldRange:
-    """An argparse type: the range a pydantic model's field allows (`module:Model`, `field`). One source
-    for the rule, the model's: the command line refuses what the model would, naming the option instead
-    of the model. The model is imported when the option is given or --help shown, not on every start."""
-
-    def __init__(self, model: str, field: str):
-        self.model, self.field = model, field
-
-    @functools.cached_property
-    def bounded(self) -> Bounded:
-        info = pkgutil.resolve_name(self.model).model_fields[self.field]
-        kind = next(t for t in (int, float) if info.annotation in (t, t | None))
-        bounds = {type(m).__name__: m for m in info.metadata}
-        low = bounds["Ge"].ge if "Ge" in bounds else bounds["Gt"].gt if "Gt" in bounds else None
-        return Bounded(kind, low, bounds["Le"].le if "Le" in bounds else None, exclusive_low="Gt" in bounds)
-
-    def __call__(self, text) -> int | float:
-        return self.bounded(text)
-
-    @property
-    def name(self) -> str:
-        return self.bounded.name
-
-    @property
-    def rule(self) -> str:
-        return self.bounded.rule
-
-
-CANDIDATES = FieldRange("jitagent.improvement.synthesis.synthesize:SynthesisConfig", "n")  # --n everywhere
-
-
 def config_options(parser: argparse.ArgumentParser, model: type, prefix: str = "") -> None:
     """An option per numeric field of the pydantic config `model` (`--learning-rate` for `learning_rate`,
     `--train-learning-rate` with the prefix `train`): its range, default and help are the field's, so the
@@ -272,31 +188,6 @@ def config_from(args: argparse.Namespace, model: type, prefix: str = ""):
     dest = (prefix + "_") if prefix else ""
     return model(**{name: getattr(args, dest + name) for name in model.model_fields
                     if hasattr(args, dest + name)})
-
-
-class RangeHelp(argparse.HelpFormatter):
-    """Help that says each numeric option's range, from its type (the rule that checks it), and its
-    default where the help does not say it (a number or a word; not a switch's False)."""
-
-    def _get_help_string(self, action) -> str:
-        text = action.help or ""
-        if text == HIDDEN:
-            return text
-        notes = [rule] if (rule := getattr(action.type, "rule", None)) else []
-        default = action.default
-        if (isinstance(default, (int, float, str)) and not isinstance(default, bool) and default != HIDDEN
-                and "default" not in text):
-            notes.append(f"default: {default}")
-        return f"{text} ({'; '.join(notes)})" if notes else text
-
-
-def top_k(value: str) -> int | None:
-    """An argparse type: 'all' → None; 'top:K' → K."""
-    if value == "all":
-        return None
-    if value.startswith("top:") and value[4:].isdigit() and int(value[4:]) > 0:
-        return int(value[4:])
-    raise argparse.ArgumentTypeError(f"expected 'all' or 'top:K' with K > 0, got {value!r}")
 
 
 def bank_location(args) -> str | Path:

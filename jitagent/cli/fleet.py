@@ -10,8 +10,6 @@ import sys
 
 from jitagent.cli import settings
 from jitagent.cli.common import (
-    COUNT,
-    FieldRange,
     api_key,
     bank,
     bank_location,
@@ -19,8 +17,9 @@ from jitagent.cli.common import (
     models,
     parent_parser,
     say,
-    without_password,
+    synthesis_config,
 )
+from jitagent.cli.options import COUNT, without_password
 from jitagent.cli.settings import Setting
 
 REDIS_ENV = "JITAGENT_REDIS_URL"
@@ -47,15 +46,13 @@ def cmd_worker(args) -> int:
     from jitagent.config.logs import configure
     from jitagent.doors.worker import Worker, WorkerConfig
     from jitagent.harness.spec import format_validation_error
-    from jitagent.improvement.synthesis.synthesize import SynthesisConfig
     from jitagent.sandbox.launch import reclaim_leftovers
     from jitagent.solving.assembly import build_pipeline
     from jitagent.solving.config import PipelineConfig
 
     configure(args.log_format)
-    chosen = {"name": args.name, "slots": args.slots, "claim_idle_s": args.claim_idle,
-              "max_deliveries": args.max_deliveries, "task_timeout_s": args.task_timeout,
-              "grace_s": args.grace}
+    chosen = settings.fields_of(args, settings.WORK, settings.WORKER) | {"name": args.name,
+                                                                         "grace_s": args.grace}
     try:
         config = WorkerConfig(**{k: v for k, v in chosen.items() if v is not None})
     except ValidationError as exc:
@@ -64,10 +61,9 @@ def cmd_worker(args) -> int:
     key = api_key(args)  # before anything starts: a key in argv is a usage error
     reclaim_leftovers()  # sandboxes a killed predecessor left behind
     try:  # a worker builds its pipeline exactly as a server replica does
-        synthesis = SynthesisConfig(n=args.n, dry_run=not args.no_dry_run)
         pipeline = build_pipeline(bank_location(args), cache_dir=args.data_dir, meta_model=args.meta_model,
                                   solver_model=args.solver_model, api_key=key,
-                                  config=PipelineConfig(synthesis=synthesis), preload=True)
+                                  config=PipelineConfig(synthesis=synthesis_config(args)), preload=True)
     except Exception as exc:  # the bank or a model cannot load: one line and status, like `serve`
         say(f"jitagent worker: {one_line(exc)}")
         return getattr(exc, "status", 1)
@@ -112,8 +108,9 @@ def redis_problem(exc: Exception, url: str):
     import redis.exceptions as errors
 
     from jitagent.common.errors import REFUSED_LOGIN, UNREACHABLE, ServiceError, one_line
+    from jitagent.fleet.queue import error_code
 
-    if isinstance(exc, errors.AuthenticationError) or "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):
+    if isinstance(exc, errors.AuthenticationError) or error_code(exc) in ("NOAUTH", "WRONGPASS"):
         return ServiceError(f"Redis at {url} refused the login ({one_line(exc)}): give the password in "
                             f"{REDIS_ENV}, as redis://:PASSWORD@HOST:PORT/DB", REFUSED_LOGIN)
     if isinstance(exc, (errors.ConnectionError, errors.TimeoutError, OSError)):
@@ -165,22 +162,8 @@ def cmd_stats(args) -> int:
 def add_commands(sub) -> None:
     p = sub.add_parser("worker", help="take tasks from a Redis Stream, run them, record outcomes in the bank",
                        parents=[common(), models(), bank(), queue_options()])
-    worker = "jitagent.doors.worker:WorkerConfig"
     p.add_argument("--name", help="consumer name, unique per live worker (default: HOST-PID)")
-    p.add_argument("--slots", type=FieldRange(worker, "slots"),
-                   help="tasks run at once; one is taken only into a free slot (1)")
-    p.add_argument("--claim-idle", type=FieldRange(worker, "claim_idle_s"),
-                   help="seconds an entry's holder may be silent before another worker reclaims it (60)")
-    p.add_argument("--max-deliveries", type=FieldRange(worker, "max_deliveries"),
-                   help="deliveries before an entry is a dead letter (3)")
-    p.add_argument("--task-timeout", type=FieldRange(worker, "task_timeout_s"),
-                   help="wall-clock seconds per task (600)")
-    p.add_argument("--grace", type=FieldRange(worker, "grace_s"),
-                   help="seconds running tasks get on SIGTERM (10)")
-    settings.add_arguments(p, [settings.N])
-    p.add_argument("--no-dry-run", action="store_true",
-                   help="skip running each candidate one step on the task before choosing")
-    settings.add_arguments(p, [settings.LOG_FORMAT])
+    settings.add_arguments(p, settings.WORK, config=True)
     p.set_defaults(func=cmd_worker)
 
     shared = [common(), queue_options()]

@@ -19,17 +19,11 @@ from jitagent.cli import serve as serve_cli
 from jitagent.cli import synthesize as synthesize_cli
 from jitagent.cli import train as train_cli
 from jitagent.cli.common import (
-    COUNT,
-    RUNTIME,
-    SECONDS,
-    SEED,
-    USAGE,
-    Bounded,
-    Failure,
     Parser,
     api_key,
     bank,
     bank_location,
+    budget,
     common,
     config_from,
     config_options,
@@ -37,9 +31,10 @@ from jitagent.cli.common import (
     models,
     output,
     say,
+    solver_model,
     table,
-    top_k,
 )
+from jitagent.cli.options import COUNT, RUNTIME, SEED, USAGE, Bounded, Failure, top_k
 from jitagent.cli.terminal import visible
 from jitagent.improvement.training.lora import TrainConfig
 
@@ -123,7 +118,7 @@ def cmd_run(args) -> int:
     spec = resolve_harness(args.harness)
     tasks = spread_over_types(load_suite(args.suite, args.split), args.limit)
     with waiting("loading the solver model"):
-        model = load_model(args.solver_model, slot="solver", api_key=api_key(args))
+        model = load_model(solver_model(args), slot="solver", api_key=api_key(args))
         if hasattr(model, "load"):
             model.load()
     with units(spec.name, len(tasks)) as progress:
@@ -274,11 +269,10 @@ def _add_run_commands(sub) -> None:
 
 def _add_bench(sub) -> None:
     p = sub.add_parser("bench", help="fixed seeds vs oracles vs JIT arms on a suite's final split",
-                       parents=[common(), models()])
+                       parents=[common(), models(), budget("task, every arm")])
     p.add_argument("--suite", required=True, help="suite name or JSONL file with learn/score/final splits")
     p.add_argument("--repeats", type=COUNT, default=3, help="repeats of sampled arms")
     settings.add_arguments(p, [settings.N])  # the JIT arms'
-    p.add_argument("--budget-s", type=SECONDS, default=60.0, help="wall-clock budget per task, every arm")
     p.add_argument("--limit", type=COUNT, help="N tasks of the final split, spread over task types")
     p.add_argument("--score-limit", type=COUNT,
                    help="N tasks of the score split for the screen (default: --limit)")
@@ -304,13 +298,12 @@ def _add_bench(sub) -> None:
 
 
 def _add_evolve(sub) -> None:
-    p = sub.add_parser("evolve", parents=[common(), output(), models(), bank()],
+    p = sub.add_parser("evolve", parents=[common(), output(), models(), bank(), budget("run")],
                        help="mutate each cluster's best harness on learn, keep what wins (score gates)")
     p.add_argument("--suite", required=True, help="suite name or JSONL file with learn and score splits")
     p.add_argument("--rounds", type=COUNT, default=1, help="mutations tried per cluster")
     p.add_argument("--minibatch", type=COUNT, default=3,
                    help="learn tasks a variant must win on against its parent")
-    p.add_argument("--budget-s", type=SECONDS, default=60.0, help="wall-clock budget per run")
     p.add_argument("--tools", action="store_true",
                    help="write code for each cluster instead (a solve stage, an answer stage): accepted on "
                    "held-out learn tasks, gated on score")

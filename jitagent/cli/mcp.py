@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 from jitagent.cli import settings
-from jitagent.cli.common import FieldRange, api_key, bank, bank_location, common, models
+from jitagent.cli.common import api_key, bank, bank_location, common, models, synthesis_config
 from jitagent.doors.mcp import build_server
 from jitagent.solving.layer import Solving
 
@@ -16,12 +16,11 @@ def cmd_mcp(args) -> int:
 
     from jitagent.cli.progress import waiting
     from jitagent.config.logs import configure
-    from jitagent.improvement.synthesis.synthesize import SynthesisConfig
     from jitagent.solving.assembly import build_pipeline
     from jitagent.solving.config import PipelineConfig
 
     configure("text", stream=sys.stderr)  # on stdio, stdout is the protocol's
-    config = PipelineConfig(synthesis=SynthesisConfig(n=args.n, dry_run=not args.no_dry_run))
+    config = PipelineConfig(synthesis=synthesis_config(args))
     with waiting("loading the models and the bank"):
         pipeline = build_pipeline(bank_location(args), cache_dir=args.data_dir, meta_model=args.meta_model,
                                   solver_model=args.solver_model, api_key=api_key(args), config=config,
@@ -46,10 +45,5 @@ def cmd_mcp(args) -> int:
 def add_commands(sub) -> None:
     p = sub.add_parser("mcp", help="serve the pipeline over the Model Context Protocol (stdio, or HTTP)",
                        parents=[common(), models(), bank()])
-    p.add_argument("--http-port", type=FieldRange("jitagent.doors.server:ServerConfig", "port"),
-                   help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio")
-    p.add_argument("--host", default="127.0.0.1", help="the address --http-port listens on")
-    settings.add_arguments(p, [settings.N])
-    p.add_argument("--no-dry-run", action="store_true",
-                   help="skip running each candidate one step on the task before choosing")
+    settings.add_arguments(p, settings.MCP, config=True)
     p.set_defaults(func=cmd_mcp)

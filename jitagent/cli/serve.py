@@ -11,21 +11,16 @@ from pathlib import Path
 from jitagent import DEFAULT_ADDRESS
 from jitagent.cli import settings
 from jitagent.cli.common import (
-    CANDIDATES,
-    HIDDEN,
-    RUNTIME,
-    SECONDS,
-    USAGE,
-    Bounded,
-    Failure,
-    OutOfRange,
+    api_key,
     common,
     output,
     parent_parser,
     secret_from,
+    synthesis_config,
     task_from_args,
     task_options,
 )
+from jitagent.cli.options import CANDIDATES, HIDDEN, RUNTIME, SECONDS, USAGE, Bounded, Failure, OutOfRange
 from jitagent.cli.settings import Setting
 from jitagent.cli.terminal import visible
 
@@ -46,23 +41,20 @@ USER_ERRORS = ("INVALID_ARGUMENT", "NOT_FOUND", "ALREADY_EXISTS", "FAILED_PRECON
 
 
 def server_config(args):
-    """The ServerConfig `serve`'s settings make: every one of them lands in it (a test checks each)."""
+    """The ServerConfig `serve`'s settings make: every one of them lands in it (a test checks each) — a
+    setting made from one of its fields by that field's name."""
     from jitagent.config.paths import data_dir
     from jitagent.doors.server import ServerConfig
     from jitagent.improvement.retrain import RetrainConfig
-    from jitagent.improvement.synthesis.synthesize import SynthesisConfig
     from jitagent.solving.config import PipelineConfig
 
+    own = settings.fields_of(args, settings.SERVE, settings.SERVER)
     return ServerConfig(
-        host=args.host, port=args.port, data_dir=args.data_dir or data_dir(), bank=args.bank,
-        meta_model=args.meta_model, solver_model=args.solver_model,
-        api_key=secret_from(args.api_key, args.api_key_file, "--api-key", "JITAGENT_API_KEY"),
-        concurrency=args.concurrency, max_queue=args.max_queue, max_concurrent=args.max_concurrent,
+        **own, data_dir=args.data_dir or data_dir(), bank=args.bank, meta_model=args.meta_model,
+        solver_model=args.solver_model, api_key=api_key(args),
         auth_token=secret_from(args.auth_token, args.auth_token_file, "--auth-token", TOKEN_ENV),
-        tls_cert=args.tls_cert, tls_key=args.tls_key, metrics_port=args.metrics_port, grace_s=args.grace,
-        openai_port=args.openai_port, log_format=args.log_format,
-        pipeline=PipelineConfig(synthesis=SynthesisConfig(n=args.n, dry_run=not args.no_dry_run),
-                                retrain=RetrainConfig(every=args.retrain_every)))
+        log_format=args.log_format, pipeline=PipelineConfig(synthesis=synthesis_config(args),
+                                                            retrain=RetrainConfig(every=args.retrain_every)))
 
 
 def cmd_serve(args) -> int:
@@ -243,8 +235,6 @@ def add_commands(sub) -> None:
     p = sub.add_parser("serve", help="run the server: gRPC, and with --openai-port an OpenAI-compatible API",
                        parents=[common()])
     settings.add_arguments(p, settings.SERVE, config=True)
-    p.add_argument("--auth-token", help=HIDDEN)  # refused: a secret in argv
-    p.add_argument("--api-key", help=HIDDEN)  # refused: a secret in argv
     p.set_defaults(func=cmd_serve)
 
     shared = [common(), connection(), output()]

@@ -1,10 +1,12 @@
-"""Options whose value may also come from the environment (JITAGENT_*) and, for `serve`, an optional
-TOML file (`--config jitagent.toml`): the command line wins, then the environment, then the file, then
-the option's default.
+"""Options whose value may also come from the environment (JITAGENT_*) and, for the commands that serve
+(`serve`, `worker`, `mcp`), an optional TOML file (`--config jitagent.toml`): the command line wins, then
+the environment, then the file, then the option's default.
 
-Each such option is a `Setting`, listed once; its flag, its variable and its key in the file (the flag
-without its dashes) all come from it. Until `resolve` runs, an option the command line left out holds
-its Setting, so `resolve` needs no list of the command's settings: `main` calls it once, for any command.
+Each such option is a `Setting`, defined once here; its flag, its variable and its key in the file (the
+flag without its dashes) all come from it, and a config model's field gives its own (`field_setting`: the
+default, the range or type, the help are the field's). Until `resolve` runs, an option the command line left
+out holds its Setting, so `resolve` needs no list of the command's settings: `main` calls it once, for any
+command.
 """
 
 from __future__ import annotations
@@ -17,14 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jitagent.cli.common import (
-    META_MODEL,
-    USAGE,
-    Failure,
-    FieldRange,
-    OutOfRange,
-    without_password,
-)
+from jitagent.cli import options
+from jitagent.cli.options import USAGE, Failure, FieldRange, OutOfRange, without_password
 from jitagent.config.logs import FORMATS
 from jitagent.models import MODEL_CHOICES
 
@@ -56,6 +52,7 @@ class Setting:
     env: str | None = None  # default: JITAGENT_ + the flag in capitals
     argv_type: Callable[[str], Any] | None = None  # a stricter check for the command line (default: parse)
     metavar: str | None = None
+    refused: str | None = None  # a secret's spelling in argv, taken only to be refused (secret_from)
 
     @property
     def dest(self) -> str:
@@ -77,47 +74,79 @@ class Setting:
         return f"{self.help}{default}; env {self.variable}"
 
 
-def from_field(flag: str, model: str, field: str, help: str, **kw) -> Setting:
-    """The setting of a config model's numeric field: its default and its range are the field's."""
-    return Setting(flag, FieldDefault(model, field), FieldRange(model, field), help, **kw)
+def field_setting(model: str, field: str, flag: str | None = None, **kw) -> Setting:
+    """The setting of the config model `model`'s (`module:Model`) field: its flag the field's name, dashed
+    (unless `flag`), its default the field's, a number checked against the field's range (else parsed as the
+    field's type), its help the field's description. One source: the model's."""
+    info = pkgutil.resolve_name(model).model_fields[field]
+    kinds = [t for t in (int, float, Path, str) if info.annotation in (t, t | None)]
+    parse = FieldRange(model, field) if kinds and kinds[0] in (int, float) else (kinds or [str])[0]
+    return Setting(flag or "--" + field.replace("_", "-"), FieldDefault(model, field), parse,
+                   kw.pop("help", info.description), **kw)
 
 
 LOG_FORMAT = Setting("--log-format", "json", log_format, "json | text")
 SERVER = "jitagent.doors.server:ServerConfig"
+SYNTHESIS = "jitagent.improvement.synthesis.synthesize:SynthesisConfig"
 PORT = FieldRange(SERVER, "port")
-# every command that synthesizes takes it, and JITAGENT_N, from SynthesisConfig
-N = from_field("--n", "jitagent.improvement.synthesis.synthesize:SynthesisConfig", "n",
-               "candidates per synthesis")
-SERVE = (
-    Setting("--host", "127.0.0.1", str, "address to listen on"),
-    from_field("--port", SERVER, "port", "port to listen on (0: any free port)"),
+# The options every command with models or a bank takes, each once: its variable works for all of them.
+META_MODEL = Setting("--meta-model", options.META_MODEL, str, f"writes harnesses: {MODEL_CHOICES}")
+SOLVER_MODEL = Setting("--solver-model", None, str, f"runs the harnesses: {MODEL_CHOICES} (default: the "
+                       f"meta-model, or {options.META_MODEL} where a command writes none)")
+API_KEY_FILE = Setting("--api-key-file", None, Path, "a file holding the API key of an OpenAI-compatible "
+                       "endpoint (or JITAGENT_API_KEY)", metavar="FILE", refused="--api-key")
+BANK = (
     Setting("--data-dir", None, Path, "the bank's folder: DIR/bank.db (default: ~/.jitagent)",
-            env="JITAGENT_DATA"),
-    Setting("--bank", None, str, "bank file, or postgresql://USER@HOST:PORT/DB shared by a fleet",
-            argv_type=without_password("put it in PGPASSWORD or ~/.pgpass")),
-    Setting("--meta-model", META_MODEL, str, f"writes harnesses: {MODEL_CHOICES}"),
-    Setting("--solver-model", None, str, "runs them, same choices (default: the meta-model)"),
-    Setting("--api-key-file", None, Path,
-            "a file holding the model endpoint's API key (or JITAGENT_API_KEY)"),
-    from_field("--concurrency", SERVER, "concurrency", "tasks synthesized or executed at once"),
-    from_field("--max-queue", SERVER, "max_queue", "tasks waiting beyond which calls get RESOURCE_EXHAUSTED"),
-    from_field("--max-concurrent", SERVER, "max_concurrent",
-               "solves open at once (Solve, Synthesize, task streams); past it calls get RESOURCE_EXHAUSTED"),
-    N,
-    Setting("--no-dry-run", False, None, "skip synthesis's dry runs"),
-    Setting("--auth-token-file", None, Path,
-            "a file holding the bearer token clients must send (or JITAGENT_AUTH_TOKEN)"),
-    Setting("--tls-cert", None, Path, "PEM certificate (with --tls-key: TLS)"),
-    Setting("--tls-key", None, Path, "PEM private key"),
-    Setting("--metrics-port", None, PORT, "serve Prometheus metrics on this port"),
-    Setting("--grace", FieldDefault(SERVER, "grace_s"), FieldRange(SERVER, "grace_s"),
-            "seconds in-flight calls get on SIGTERM"),
-    Setting("--openai-port", None, PORT, "also serve the OpenAI-compatible HTTP API (/v1/chat/completions) "
-            "on this port, on the same pipeline"),
-    from_field("--retrain-every", "jitagent.improvement.retrain:RetrainConfig", "every",
-               "train the solver's adapter again in the background after this many verified runs (0: never)"),
+            env="JITAGENT_DATA", metavar="DIR"),
+    Setting("--bank", None, str, "bank file, or postgresql://USER@HOST:PORT/DB shared by a fleet "
+            "(default: DIR/bank.db)", argv_type=without_password("put it in PGPASSWORD or ~/.pgpass")),
+)
+MODELS = (META_MODEL, SOLVER_MODEL, API_KEY_FILE)
+# every command that synthesizes takes these, from SynthesisConfig
+N = field_setting(SYNTHESIS, "n", help="candidates per synthesis")
+NO_DRY_RUN = Setting("--no-dry-run", False, None, "skip running each candidate one step on the task before "
+                     "choosing (synthesis's dry runs)")
+SYNTHESIZING = (N, NO_DRY_RUN)
+# what work in progress gets on SIGTERM, a server's calls or a worker's tasks (their configs' `grace_s`)
+GRACE = field_setting(SERVER, "grace_s", "--grace", help="seconds work in progress gets on SIGTERM")
+SERVE = (
+    *(field_setting(SERVER, name) for name in ("host", "port")),
+    *BANK, *MODELS,
+    *(field_setting(SERVER, name) for name in ("concurrency", "max_queue", "max_concurrent")),
+    *SYNTHESIZING,
+    Setting("--auth-token-file", None, Path, "a file holding the bearer token clients must send (or "
+            "JITAGENT_AUTH_TOKEN)", refused="--auth-token"),
+    *(field_setting(SERVER, name) for name in ("tls_cert", "tls_key", "metrics_port")),
+    GRACE,
+    field_setting(SERVER, "openai_port"),
+    field_setting("jitagent.improvement.retrain:RetrainConfig", "every", "--retrain-every",
+                  help="train the solver's adapter again in the background after this many verified runs "
+                       "(0: never)"),
     LOG_FORMAT,
 )
+WORKER = "jitagent.doors.worker:WorkerConfig"
+WORK = (  # beside the bank and the models (cli.common's bank() and models())
+    field_setting(WORKER, "slots"),
+    field_setting(WORKER, "claim_idle_s", "--claim-idle"),
+    field_setting(WORKER, "max_deliveries"),
+    field_setting(WORKER, "task_timeout_s", "--task-timeout"),
+    GRACE,
+    *SYNTHESIZING, LOG_FORMAT,
+)
+MCP = (  # beside the bank and the models
+    Setting("--http-port", None, PORT, "serve streamable HTTP at http://HOST:PORT/mcp instead of stdio"),
+    field_setting(SERVER, "host", help="the address --http-port listens on"),
+    *SYNTHESIZING,
+)
+# one config file for every command that serves: each takes the keys it knows and leaves the others'
+SERVING = {s.dest for group in (SERVE, WORK, MCP, BANK, MODELS) for s in group}
+def fields_of(args: argparse.Namespace, chosen: Sequence[Setting], model: str) -> dict[str, Any]:
+    """The values of the `chosen` settings made from `model`'s fields, by field name: a config built from
+    them needs no line per setting."""
+    return {s.default.field: getattr(args, s.dest) for s in chosen
+            if isinstance(s.default, FieldDefault) and s.default.model == model}
+
+
 NAMES = {int: "an integer", float: "a number", str: "text", Path: "a path"}
 SWITCH_WORDS = {"1": True, "true": True, "yes": True, "on": True,
                 "0": False, "false": False, "no": False, "off": False}
@@ -129,6 +158,8 @@ def add_arguments(parser: argparse.ArgumentParser, settings: Sequence[Setting], 
         extra = {"action": "store_true"} if s.parse is None else {"type": s.argv_type or s.parse,
                                                                   "metavar": s.metavar}
         parser.add_argument(s.flag, default=s, help=s.describe(), **extra)
+        if s.refused:
+            parser.add_argument(s.refused, help=options.HIDDEN)
     if config:
         parser.add_argument("--config", type=lambda path: ConfigFile(Path(path), tuple(settings)),
                             metavar="FILE",
@@ -155,7 +186,8 @@ def resolve(args: argparse.Namespace, environ: Mapping[str, str]) -> None:
 
 @dataclass(frozen=True)
 class ConfigFile:
-    """`--config FILE`: the TOML file of `settings`, read when the settings are resolved."""
+    """`--config FILE`: the TOML file of the serving commands' settings (`settings`: this command's), read
+    when the settings are resolved."""
     path: Path
     settings: tuple[Setting, ...]
 
@@ -167,7 +199,7 @@ class ConfigFile:
         except tomllib.TOMLDecodeError as exc:
             raise Failure(f"--config {self.path}: not TOML: {exc}", USAGE) from None
         values = {key.replace("-", "_"): value for key, value in raw.items()}
-        if unknown := sorted(set(values) - {s.dest for s in self.settings}):
+        if unknown := sorted(set(values) - SERVING):  # another serving command's keys are its own to read
             raise Failure(f"--config {self.path}: unknown setting(s) {', '.join(unknown)}; known: "
                           f"{', '.join(s.flag.removeprefix('--') for s in self.settings)}", USAGE)
         return values

@@ -10,9 +10,6 @@ from rich.text import Text
 
 from jitagent.cli import settings
 from jitagent.cli.common import (
-    USAGE,
-    Failure,
-    FieldRange,
     api_key,
     bank,
     bank_location,
@@ -24,6 +21,7 @@ from jitagent.cli.common import (
     task_from_args,
     task_options,
 )
+from jitagent.cli.options import USAGE, Failure, FieldRange
 from jitagent.cli.progress import waiting
 from jitagent.cli.terminal import visible
 
@@ -174,7 +172,7 @@ def add_commands(sub) -> None:
         p = sub.add_parser(name, help=help_text, parents=[
             common(), task_options(checks=name == "solve"), output(out_help), models(old_model="meta_model"),
             bank()])
-        settings.add_arguments(p, [settings.N])
+        settings.add_arguments(p, settings.SYNTHESIZING)
         p.add_argument("-k", type=FieldRange("harness_bank.router:RouterConfig", "references"), default=3,
                        help="references offered as arms")
         p.add_argument("--selection", choices=["score", "judge"], default="score",
@@ -183,8 +181,6 @@ def add_commands(sub) -> None:
         p.add_argument("--references", choices=["descriptions", "full"], default="descriptions",
                        help="what the meta-model sees of the reference harnesses: their descriptions, or "
                        "their whole specs")
-        p.add_argument("--no-dry-run", action="store_true",
-                       help="skip running each candidate one step on the task before choosing")
         if name == "solve":
             p.add_argument("--harness", metavar="FILE|NAME",
                            help="run this harness as it is (a seed's name or a spec file, e.g. from "

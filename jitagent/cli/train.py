@@ -10,19 +10,19 @@ import json
 from pathlib import Path
 
 from jitagent.cli.common import (
-    COUNT,
-    SECONDS,
-    Bounded,
-    Failure,
     api_key,
     bank_location,
+    budget,
     common,
     config_from,
     config_options,
+    learned_from,
     models,
     output,
+    solver_model,
 )
 from jitagent.cli.common import bank as bank_options
+from jitagent.cli.options import COUNT, Failure
 from jitagent.cli.progress import units, waiting
 from jitagent.config.paths import open_bank
 from jitagent.improvement.training.correct import CorrectionConfig
@@ -35,10 +35,11 @@ def cmd_train(args) -> int:
     from jitagent.models import DEFAULT_MODEL, MODEL_NAMES, load_model
     from jitagent.tasks.task import load_suite, spread_over_types
 
-    base = DEFAULT_MODEL if args.solver_model in ("embedded", "default") else args.solver_model
+    solver = solver_model(args)
+    base = DEFAULT_MODEL if solver in ("embedded", "default") else solver
     if base not in MODEL_NAMES:
         raise Failure(f"--solver-model: trains an embedded model ({', '.join(MODEL_NAMES)}), "
-                      f"not {args.solver_model!r}", 2)
+                      f"not {solver!r}", 2)
     config = config_from(args, TrainConfig)
     gate_tasks = spread_over_types(load_suite(args.gate, "score"), args.gate_limit) if args.gate else []
     bank = open_bank(bank_location(args), cache_dir=args.data_dir, create=False)
@@ -124,19 +125,16 @@ async def _gate(bank, solver, adapter, tasks, budget_s) -> dict:
 
 
 def add_commands(sub) -> None:
-    p = sub.add_parser("train", parents=[common(), output(), bank_options(), models(meta=False)],
+    p = sub.add_parser("train", parents=[
+        common(), output(), bank_options(), models(meta=False), budget("gate run"),
+        learned_from("default: every bundled suite's; the --gate suite's score split is never learned from "
+                     "either")],
                        help="a LoRA adapter of the solver from the bank's verified runs (and corrections)")
     config_options(p, TrainConfig)
     p.add_argument("--name", default="bank", help="the adapter's name (`bank adapters` lists it)")
     p.add_argument("--parent", metavar="ADAPTER", help="the adapter this one follows (its lineage)")
     p.add_argument("--workdir", type=Path, metavar="DIR",
                    help="keeps the checkpoint: the same command resumes there (default: beside the bank)")
-    p.add_argument("--min-reward", type=Bounded(float, 0, 1, exclusive_low=True), default=1.0,
-                   help="a run with at least this reward is learned from")
-    p.add_argument("--per-cluster", type=COUNT, default=200, help="records per cluster at most, the newest")
-    p.add_argument("--held-out-suite", action="append", default=[], metavar="SUITE",
-                   help="never learn from a task of this suite's final split (repeatable; default: every "
-                   "bundled suite's; the --gate suite's score split is never learned from either)")
     p.add_argument("--expert", metavar="MODEL", help="correct failed runs with this stronger model (e.g. "
                    "qwen2.5-coder-1.5b, or an OpenAI-compatible URL); only verified corrections are kept")
     p.add_argument("--corrections", type=COUNT, default=CorrectionConfig().tries,
@@ -144,5 +142,4 @@ def add_commands(sub) -> None:
     p.add_argument("--gate", metavar="SUITE", help="try the adapter on this suite's score split against each "
                    "cluster's best arm; only a passed adapter's variants join the arms")
     p.add_argument("--gate-limit", type=COUNT, help="N score tasks, spread over types (default: all)")
-    p.add_argument("--budget-s", type=SECONDS, default=60.0, help="wall-clock budget per gate run")
     p.set_defaults(func=cmd_train)

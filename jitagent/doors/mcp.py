@@ -15,15 +15,14 @@ from urllib.parse import quote
 from pydantic import BaseModel
 
 from jitagent import __version__
+from jitagent.harness.seeds import shipped_prompts
 from jitagent.solving.feedback import Report
 from jitagent.solving.layer import SolveError, Solving
 from jitagent.solving.result import Solved
 from jitagent.tasks.task import Expected, task_for
 
 CLUSTERS = "jitagent://clusters/"
-INSTRUCTIONS = ("jitagent routes each task to the agent harness that has done best on tasks like it, writing "
-                "a new one where it explores, and runs it. Call `solve` with the task; where you can tell "
-                "how the answer did, call `report` with its run_id and a reward in [0, 1].")
+INSTRUCTIONS = shipped_prompts("mcp")["instructions"]
 
 
 class Reported(BaseModel):

@@ -56,25 +56,29 @@ class StartupError(RuntimeError):
 
 
 class ServerConfig(BaseModel):
-    host: str = "127.0.0.1"
-    port: int = Field(50051, ge=0, le=65535)
+    """What `serve` runs with; its settings (`--host`, `--concurrency`, …) are these fields (cli.settings)."""
+
+    host: str = Field("127.0.0.1", description="address to listen on")
+    port: int = Field(50051, ge=0, le=65535, description="port to listen on (0: any free port)")
     data_dir: Path = Field(default_factory=data_dir)
     bank: str | None = Field(None, description="bank file or postgresql:// URL; default: data_dir/bank.db")
     meta_model: str = "embedded"
     solver_model: str | None = None  # default: the meta-model
     api_key: str | None = Field(None, repr=False)  # an OpenAI-compatible endpoint's token; never logged
     concurrency: int = Field(1, ge=1, le=64, description="tasks synthesized/executed at once")
-    max_queue: int = Field(64, ge=0, description="tasks waiting beyond which RESOURCE_EXHAUSTED is returned")
+    max_queue: int = Field(64, ge=0, description="tasks waiting beyond which calls get RESOURCE_EXHAUSTED")
     max_concurrent: int = Field(128, ge=1, description="solves open at once (Solve and Synthesize calls, "
                                                        "task streams) beyond which RESOURCE_EXHAUSTED is "
                                                        "returned at once")
     auth_token: str | None = None
-    tls_cert: Path | None = None
-    tls_key: Path | None = None
-    metrics_port: int | None = None
+    tls_cert: Path | None = Field(None, description="PEM certificate (with --tls-key: TLS)")
+    tls_key: Path | None = Field(None, description="PEM private key")
+    metrics_port: int | None = Field(None, ge=0, le=65535,
+                                     description="serve Prometheus metrics on this port")
     max_message_mb: int = Field(4, ge=1, le=256)
-    grace_s: float = Field(10.0, ge=0)
-    openai_port: int | None = Field(None, ge=0, le=65535, description="the OpenAI-compatible HTTP API's port")
+    grace_s: float = Field(10.0, ge=0, description="seconds in-flight calls get on SIGTERM")
+    openai_port: int | None = Field(None, ge=0, le=65535, description="also serve the OpenAI-compatible HTTP "
+                                    "API (/v1/chat/completions) on this port, on the same pipeline")
     keepalive_s: float = Field(5.0, gt=0, description="a streamed HTTP answer's keep-alive comments, apart")
     log_format: str = "json"
     pipeline: PipelineConfig = Field(default_factory=PipelineConfig)

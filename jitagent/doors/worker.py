@@ -26,7 +26,7 @@ import redis.asyncio as redis
 from pydantic import BaseModel, Field
 
 from jitagent.common.errors import one_line
-from jitagent.fleet.queue import Entry, TaskQueue
+from jitagent.fleet.queue import Entry, TaskQueue, error_code
 from jitagent.solving.layer import PERMANENT, SolveError, Solving, deadline_in
 from jitagent.tasks.task import TaskFileError, parse_tasks
 
@@ -74,7 +74,7 @@ class Worker:
                 except (redis.RedisError, OSError) as exc:  # the client reconnects on the next command
                     log.warning(json.dumps({"event": "queue_unavailable", "error": one_line(exc)}))
                     await asyncio.wait({stopping}, timeout=config.block_s)
-                    if "NOGROUP" in str(exc):  # a Redis that came back without its data: begin anew
+                    if error_code(exc) == "NOGROUP":  # a Redis that came back without its data: begin anew
                         with contextlib.suppress(redis.RedisError, OSError):
                             await self.queue.ensure_group()
                     continue

@@ -53,6 +53,14 @@ return kept
 """
 
 
+def error_code(exc: Exception) -> str | None:
+    """The kind of a Redis error reply (NOGROUP, BUSYGROUP, NOAUTH, WRONGPASS, …): the protocol's error
+    prefix, its first word; redis-py has no exception class for most. None: not an error reply."""
+    import redis.exceptions as errors
+
+    return str(exc).split(" ", 1)[0] if isinstance(exc, errors.ResponseError) else None
+
+
 @dataclass(frozen=True)
 class Entry:
     id: str
@@ -86,7 +94,7 @@ class TaskQueue:
         try:
             await self.redis.xgroup_create(self.stream, self.group, id="0", mkstream=True)
         except redis.ResponseError as exc:
-            if "BUSYGROUP" not in str(exc):
+            if error_code(exc) != "BUSYGROUP":
                 raise
 
     async def put(self, tasks_json: list[str], request_ids: list[str] | None = None) -> list[str]:

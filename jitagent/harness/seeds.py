@@ -1,4 +1,6 @@
-"""The seed harnesses that ship with the package (the bank's first generation)."""
+"""The seed harnesses that ship with the package (the bank's first generation), and the prompts that ship
+beside them: what the runtime, the meta-model, the tool writer, the expert and MCP clients are told is data
+in `seeds/*_prompts.yaml`, read here."""
 
 from __future__ import annotations
 
@@ -8,9 +10,16 @@ from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
 
+from jitagent.common.safe_loading import yaml_load
 from jitagent.harness.spec import HarnessSpec, load_spec, parse_spec
 
-SEED_FILE = re.compile(r"\d+_\w+\.yaml")  # beside them, control_prompts.yaml is not a seed
+SEED_FILE = re.compile(r"\d+_\w+\.yaml")  # beside them, the *_prompts.yaml files are not seeds
+
+
+@cache
+def shipped_prompts(part: str) -> dict:
+    """The prompts `seeds/{part}_prompts.yaml` holds for one part (synthesis, correction, mcp, toolmaking)."""
+    return yaml_load(resources.files("jitagent.seeds").joinpath(f"{part}_prompts.yaml").read_text())
 
 
 @cache

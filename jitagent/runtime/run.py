@@ -105,7 +105,7 @@ class Run:
         self.tool_calls += 1
         result = await self.toolbox.call(call.tool, call.args, deadline=self.cancel.deadline)
         for _ in range(self.spec.tools.retry):  # only a run the sandbox killed is worth repeating
-            if result.ok or "killed" not in result.output:
+            if not result.killed:
                 break
             result = await self.toolbox.call(call.tool, call.args, deadline=self.cancel.deadline)
         self.trajectory.messages.append({"role": "tool", "name": call.tool, "content": result.output})

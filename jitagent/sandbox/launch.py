@@ -101,6 +101,11 @@ class ExecResult:
     def ok(self) -> bool:
         return self.returncode == 0 and not self.timed_out
 
+    @property
+    def killed(self) -> bool:
+        """Stopped from outside: by its wall-clock limit or a signal (a limit, the OOM killer)."""
+        return self.timed_out or self.returncode < 0 or self.returncode >= 128
+
     def describe(self) -> str:
         """What the model sees as the observation of a run."""
         parts = []
@@ -110,7 +115,7 @@ class ExecResult:
             parts.append("[stderr]\n" + self.stderr.rstrip())
         if self.timed_out:
             parts.append(f"[killed: wall-clock limit {self.wall_s:.1f}s exceeded]")
-        elif self.returncode < 0 or self.returncode >= 128:
+        elif self.killed:
             sig = -self.returncode if self.returncode < 0 else self.returncode - 128
             name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else sig
             parts.append(f"[killed by signal {name}]")

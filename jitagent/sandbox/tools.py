@@ -47,6 +47,7 @@ class ToolResult:
     ok: bool
     wall_s: float = 0.0
     stdout: str = ""  # raw stdout of a program run (answer_from: stdout reads it)
+    killed: bool = False  # a program run the sandbox stopped (a limit, a signal): worth repeating
 
 
 def describe_tools(names: list[str]) -> str:
@@ -85,11 +86,13 @@ class ToolBox:
 
     async def _python(self, code: str, deadline: float | None = None) -> ToolResult:
         result = await self.workspace.run([sandbox_python(), "-c", code], self.limits, deadline=deadline)
-        return ToolResult(result.describe(), ok=result.ok, wall_s=result.wall_s, stdout=result.stdout)
+        return ToolResult(result.describe(), ok=result.ok, wall_s=result.wall_s, stdout=result.stdout,
+                          killed=result.killed)
 
     async def _shell(self, command: str, deadline: float | None = None) -> ToolResult:
         result = await self.workspace.run(["/bin/sh", "-c", command], self.limits, deadline=deadline)
-        return ToolResult(result.describe(), ok=result.ok, wall_s=result.wall_s, stdout=result.stdout)
+        return ToolResult(result.describe(), ok=result.ok, wall_s=result.wall_s, stdout=result.stdout,
+                          killed=result.killed)
 
     # File tools run in a worker thread: what a run left in the workspace never stalls the server.
     async def _read_file(self, path: str, deadline: float | None = None) -> ToolResult:

@@ -1,36 +1,20 @@
-"""The synthesis prompt. Order matters for prefix caching (vLLM, llama.cpp reuse whole KV
-blocks): the fixed system text and protocol first, byte-identical on every request; then the
-references; the task last."""
+"""The synthesis prompt (its text: seeds/synthesis_prompts.yaml). Order matters for prefix caching (vLLM,
+llama.cpp reuse whole KV blocks): the fixed system text and protocol first, byte-identical on every request;
+then the references; the task last."""
 
 from __future__ import annotations
 
 import json
 from typing import Literal
 
+from jitagent.harness.seeds import shipped_prompts
 from jitagent.harness.spec import HarnessSpec
 from jitagent.sandbox.tools import TOOL_SCHEMAS
 
-SYSTEM = """You design agent harnesses. A harness decides how a small language model works on a task.
-Protocol (pick one value for each stage):
-- action: direct (answer in text, no tools) | codeact (write python code that runs, read its output) \
-| react (text Thought/Action/Observation tool calls) | json_tool (JSON tool calls)
-- answer_from: text (the reply states the answer) \
-| stdout (the answer is what the program prints; codeact only)
-- planning: none | upfront (plan first) | replan (plan, revise) | reflect (retry after a failed check) \
-| decompose (split into sub-questions)
-- tools: which tools the model may call
-- max_steps: model calls allowed (1-8)
-- instruction: one short general instruction for the model (never the answer, never a copy of the task)
-Tools:
-""" + "\n".join(f"- {name}: {schema['description']}" for name, schema in TOOL_SCHEMAS.items()) + """
-Rules of thumb: exact arithmetic, counting and string manipulation need code (codeact, stdout).
-Writing a function: codeact with answer_from text. \
-Files in a workspace: codeact or react with shell and files.
-When recent failures of the reference are shown, change what made them fail; keep what works.
-Reply with one JSON object: start from one reference harness (parent) and say what changes."""
-
-REPAIR = ("Your harness was invalid. The exact error:\n{error}\n"
-          "Reply with a corrected JSON object that fixes this error.")
+PROMPTS = shipped_prompts("synthesis")
+SYSTEM = PROMPTS["system"].format(tools="\n".join(f"- {name}: {schema['description']}"
+                                                   for name, schema in TOOL_SCHEMAS.items()))
+REPAIR = PROMPTS["repair"]
 
 
 def reference_block(references: list[HarnessSpec], mode: Literal["descriptions", "full"]) -> str:

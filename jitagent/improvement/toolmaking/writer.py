@@ -9,11 +9,10 @@ import ast
 import re
 import time
 from dataclasses import dataclass
-from functools import cache, lru_cache
-from importlib import resources
+from functools import lru_cache
 from typing import Literal
 
-from jitagent.common.safe_loading import yaml_load
+from jitagent.harness.seeds import shipped_prompts
 from jitagent.harness.spec import MAX_CODE_CHARS, interface_problem
 from jitagent.improvement.toolmaking import wording
 from jitagent.models.base import CancelToken, ModelClient
@@ -45,9 +44,8 @@ class Draft:
     round: int = 0  # 0: written; 1..: repaired after trials on the examples
 
 
-@cache
 def prompts() -> dict:
-    return yaml_load(resources.files("jitagent.seeds").joinpath("toolmaking_prompts.yaml").read_text())
+    return shipped_prompts("toolmaking")
 
 
 def definitions(source: str) -> str:

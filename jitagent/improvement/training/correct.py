@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 from harness_bank import HarnessBank
 from harness_bank.records import Solution
 from jitagent.common.usage import Usage
+from jitagent.harness.seeds import shipped_prompts
 from jitagent.harness.spec import HarnessSpec
 from jitagent.improvement.adapters import solver_for
 from jitagent.improvement.training.export import opening
@@ -28,9 +29,7 @@ from jitagent.models.base import Generation, ModelClient
 from jitagent.runtime.agent import Runtime
 from jitagent.tasks.task import Task
 
-EXPERT_SYSTEM = ("You correct one turn of an assistant's work. The assistant's turn below gave a wrong "
-                 "answer. Write that turn again so that it is right: the same format and style (code stays "
-                 "code, a final answer stays in the form the task asks for), nothing else around it.")
+EXPERT_SYSTEM = shipped_prompts("correction")["system"]
 
 
 class CorrectionConfig(BaseModel):

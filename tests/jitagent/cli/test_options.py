@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from jitagent.cli.common import HIDDEN, RangeHelp
 from jitagent.cli.main import build_parser
+from jitagent.cli.options import HIDDEN, RangeHelp
 from jitagent.v1 import jitagent_pb2 as pb
 
 

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from jitagent.cli import settings
-from jitagent.cli.common import Failure
+from jitagent.cli.options import Failure
 
 
 def parsed(argv, environ=None) -> argparse.Namespace:

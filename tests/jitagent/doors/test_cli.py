@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from jitagent.cli.common import Failure, secret_from
+from jitagent.cli.common import secret_from
+from jitagent.cli.options import Failure
 from jitagent.cli.serve import TOKEN_ENV
 
 from .conftest import free_port

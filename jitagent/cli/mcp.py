@@ -25,7 +25,7 @@ def cmd_mcp(args) -> int:
         pipeline = build_pipeline(bank_location(args), cache_dir=args.data_dir, meta_model=args.meta_model,
                                   solver_model=args.solver_model, api_key=api_key(args), config=config,
                                   preload=True)
-    solving = Solving(pipeline)
+    solving = Solving(pipeline, **settings.fields_of(args, settings.ADMISSION, settings.SERVER))
 
     async def serve() -> None:
         server = await build_server(solving)

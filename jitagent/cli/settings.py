@@ -107,12 +107,14 @@ N = field_setting(SYNTHESIS, "n", help="candidates per synthesis")
 NO_DRY_RUN = Setting("--no-dry-run", False, None, "skip running each candidate one step on the task before "
                      "choosing (synthesis's dry runs)")
 SYNTHESIZING = (N, NO_DRY_RUN)
+# how much a serving process takes on at once (the solving layer's admission)
+ADMISSION = tuple(field_setting(SERVER, name) for name in ("concurrency", "max_queue", "max_concurrent"))
 # what work in progress gets on SIGTERM, a server's calls or a worker's tasks (their configs' `grace_s`)
 GRACE = field_setting(SERVER, "grace_s", "--grace", help="seconds work in progress gets on SIGTERM")
 SERVE = (
     *(field_setting(SERVER, name) for name in ("host", "port")),
     *BANK, *MODELS,
-    *(field_setting(SERVER, name) for name in ("concurrency", "max_queue", "max_concurrent")),
+    *ADMISSION,
     *SYNTHESIZING,
     Setting("--auth-token-file", None, Path, "a file holding the bearer token clients must send (or "
             "JITAGENT_AUTH_TOKEN)", refused="--auth-token"),
@@ -136,7 +138,7 @@ WORK = (  # beside the bank and the models (cli.common's bank() and models())
 MCP = (  # beside the bank and the models
     Setting("--http-port", None, PORT, "serve streamable HTTP at http://HOST:PORT/mcp instead of stdio"),
     field_setting(SERVER, "host", help="the address --http-port listens on"),
-    *SYNTHESIZING,
+    *ADMISSION, *SYNTHESIZING,
 )
 # one config file for every command that serves: each takes the keys it knows and leaves the others'
 SERVING = {s.dest for group in (SERVE, WORK, MCP, BANK, MODELS) for s in group}

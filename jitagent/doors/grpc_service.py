@@ -15,8 +15,6 @@ from grpc_status import rpc_status
 from jitagent.config.logs import bind
 from jitagent.doors.metrics import Metrics
 from jitagent.protocol.results import (
-    check_n,
-    check_request_id,
     event_to_proto,
     harness_to_proto,
     solve_result_to_proto,
@@ -24,7 +22,7 @@ from jitagent.protocol.results import (
 )
 from jitagent.protocol.tasks import RequestError, enum_name, task_from_proto
 from jitagent.solving.feedback import Report
-from jitagent.solving.layer import SolveError, Solving, deadline_in, new_run_id
+from jitagent.solving.layer import SolveError, Solving, deadline_in
 from jitagent.v1 import jitagent_pb2 as pb
 from jitagent.v1 import jitagent_pb2_grpc as pb_grpc
 
@@ -98,7 +96,7 @@ class JitAgentService(pb_grpc.JitAgentServicer):
         with self._rpc("Synthesize", context):
             response = pb.SynthesizeResponse()
             try:
-                n = check_n(request.n)
+                n = self.solving.candidates(request.n)
                 if not request.tasks:
                     raise RequestError("tasks", "at least one task is required")
                 tasks = [task_from_proto(t, f"tasks[{i}]") for i, t in enumerate(request.tasks)]
@@ -116,13 +114,12 @@ class JitAgentService(pb_grpc.JitAgentServicer):
     async def Solve(self, request, context):
         with self._rpc("Solve", context):
             try:
-                n = check_n(request.n)
+                n = self.solving.candidates(request.n)
                 task = task_from_proto(request.task)
-                named = check_request_id(request.request_id)
-                run_id = named or new_run_id()
+                run_id, replay = self.solving.name_run(request.request_id)
                 bind(task_id=task.id, run_id=run_id)
                 with self.solving.admitted():
-                    async for event in self.solving.events(task, run_id=run_id, replay=bool(named), n=n,
+                    async for event in self.solving.events(task, run_id=run_id, replay=replay, n=n,
                                                            deadline=self._deadline(context)):
                         yield event_to_proto(event, run_id)
             except RequestError as exc:
@@ -147,12 +144,12 @@ class JitAgentService(pb_grpc.JitAgentServicer):
     async def _one_of_stream(self, request, sequence: int, context) -> pb.StreamTasksResponse:
         answer = pb.StreamTasksResponse(sequence=sequence, task_id=request.task.id)
         try:
-            n = check_n(request.n)
+            n = self.solving.candidates(request.n, f"task #{sequence}.n")
             task = task_from_proto(request.task, f"task #{sequence}")
-            named = check_request_id(request.request_id, f"task #{sequence}.request_id")
-            answer.task_id, answer.run_id = task.id, named or new_run_id()
+            answer.run_id, replay = self.solving.name_run(request.request_id, f"task #{sequence}.request_id")
+            answer.task_id = task.id
             bind(task_id=task.id, run_id=answer.run_id)
-            result = await self.solving.solve(task, run_id=answer.run_id, replay=bool(named), n=n,
+            result = await self.solving.solve(task, run_id=answer.run_id, replay=replay, n=n,
                                               deadline=self._deadline(context))
         except RequestError as exc:
             answer.error.CopyFrom(error_status(bad_request(exc)))

@@ -38,9 +38,8 @@ from starlette.routing import Route
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from jitagent.harness.spec import format_validation_error
-from jitagent.protocol.results import MAX_N
 from jitagent.solving.feedback import Report
-from jitagent.solving.layer import REQUEST_ID, SolveError, Solving, new_run_id
+from jitagent.solving.layer import MAX_N, REQUEST_ID, SolveError, Solving
 from jitagent.solving.result import Solved
 from jitagent.tasks.task import Expected, task_for, verifier_for
 
@@ -230,9 +229,9 @@ class OpenAIDoor:
         except SolveError as exc:
             return ApiError.of(exc).response()
         options = chat.jitagent or JitOptions()
-        run_id = options.request_id or new_run_id()
+        run_id, replay = self.solving.name_run(options.request_id)
         headers = {"x-jitagent-run-id": run_id}
-        solve = functools.partial(self._solve, task, run_id, bool(options.request_id), options.n)
+        solve = functools.partial(self._solve, task, run_id, replay, options.n)
         if chat.stream:
             include_usage = bool(chat.stream_options and chat.stream_options.include_usage)
             return StreamingResponse(self._sse(solve, run_id, chat.model, include_usage),

@@ -7,33 +7,15 @@ import json
 from harness_bank import HarnessRecord
 from harness_bank.router import ArmSummary
 from jitagent.harness.spec import HarnessSpec
-from jitagent.improvement.synthesis.synthesize import CandidateChecked, SynthesisConfig
+from jitagent.improvement.synthesis.synthesize import CandidateChecked
 from jitagent.protocol.records import to_message
-from jitagent.protocol.tasks import RequestError, enum_value
+from jitagent.protocol.tasks import enum_value
 from jitagent.runtime.events import Cost, Step
 from jitagent.solving.events import BankDecision, Chosen, Retrieved, Routed, SolveEvent, SolveResult
-from jitagent.solving.layer import REQUEST_ID
 from jitagent.tasks.verifiers import Verdict
 from jitagent.v1 import jitagent_pb2 as pb
 
-MAX_N = next(m.le for m in SynthesisConfig.model_fields["n"].metadata if hasattr(m, "le"))
 MAX_EVENT_TEXT = 20_000
-
-
-def check_n(n: int) -> int | None:
-    """A request's candidates per synthesis; 0 (unset) is None: the server's own (`serve --n`)."""
-    if n == 0:
-        return None
-    if not 1 <= n <= MAX_N:
-        raise RequestError("n", f"must be between 1 and {MAX_N} (or 0 for the server's --n), got {n}")
-    return n
-
-
-def check_request_id(request_id: str, field: str = "request_id") -> str:
-    """A client's id for its solve, which becomes the run id ("" when it gave none)."""
-    if request_id and not REQUEST_ID.fullmatch(request_id):
-        raise RequestError(field, "1-128 characters of A-Z a-z 0-9 . _ : - (or empty: a new run each call)")
-    return request_id
 
 
 def cost_to_proto(cost: Cost | None) -> pb.Cost:

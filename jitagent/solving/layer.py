@@ -35,7 +35,7 @@ from harness_bank.recorded import RecordedRun, recorded_run
 from harness_bank.store import StoreUnavailable
 from harness_bank.views import ArmView, BankViews
 from jitagent.common.errors import clipped
-from jitagent.improvement.synthesis.synthesize import SYNTHESIS_PHASES, SynthesisCost
+from jitagent.improvement.synthesis.synthesize import SYNTHESIS_PHASES, SynthesisConfig, SynthesisCost
 from jitagent.models.base import Cancelled, CancelToken, ModelError
 from jitagent.runtime.channel import last_of
 from jitagent.runtime.events import Cost, RunResult, Trajectory
@@ -52,6 +52,8 @@ ErrorKind = Literal["loading", "busy", "deadline", "cancelled", "model", "bank",
 PERMANENT: frozenset[ErrorKind] = frozenset({"bad_request", "not_found", "conflict", "precondition"})
 MAX_PAGE = 1000  # harnesses listed in one call
 REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")  # a caller's name for its run, which becomes the run id
+REQUEST_ID_RULE = "1-128 characters of A-Z a-z 0-9 . _ : - (or empty: a new run each call)"
+MAX_N = next(m.le for m in SynthesisConfig.model_fields["n"].metadata if hasattr(m, "le"))
 FEEDBACK_KINDS: dict[str, ErrorKind] = {"invalid": "bad_request", "not_found": "not_found",
                                         "already_reported": "conflict"}
 
@@ -140,6 +142,26 @@ class Solving:
             raise SolveError("busy", f"queue full: {self.waiting} tasks waiting (max_queue "
                                      f"{self.max_queue}); retry later")
 
+    @staticmethod
+    def name_run(request_id: str | None, field: str = "request_id") -> tuple[str, bool]:
+        """The run id of a call and whether it may replay: the caller's `request_id` (it may have run
+        before), else a new one. SolveError (bad_request, naming `field`) for an id that cannot be one."""
+        if not request_id:
+            return new_run_id(), False
+        if not REQUEST_ID.fullmatch(request_id):
+            raise SolveError("bad_request", f"{field}: {REQUEST_ID_RULE}", ((field, REQUEST_ID_RULE),))
+        return request_id, True
+
+    @staticmethod
+    def candidates(n: int | None, field: str = "n") -> int | None:
+        """A call's candidates per synthesis; 0 or None: the server's own (`serve --n`)."""
+        if not n:
+            return None
+        if not 1 <= n <= MAX_N:
+            rule = f"must be between 1 and {MAX_N} (or 0 for the server's --n)"
+            raise SolveError("bad_request", f"{field}: {rule}, got {n}", ((field, rule),))
+        return n
+
     async def solve(self, task: Task, **kw) -> SolveResult:
         return await last_of(self.events(task, **kw), SolveResult)
 
@@ -151,10 +173,9 @@ class Solving:
         only the result of the one that is over. `deadline` (monotonic) stops its work; SolveError says
         why it could not finish."""
         self.ready()
-        if replay and not REQUEST_ID.fullmatch(run_id or ""):
-            raise SolveError("bad_request", "request_id: 1-128 characters of A-Z a-z 0-9 . _ : -",
-                             (("request_id", "1-128 characters of A-Z a-z 0-9 . _ : -"),))
-        run_id = run_id or new_run_id()
+        if replay:
+            run_id, replay = self.name_run(run_id)
+        run_id, n = run_id or new_run_id(), self.candidates(n)
         run = self._joinable(run_id)
         if run is None and replay and (result := await self._over(run_id)) is not None:
             yield result

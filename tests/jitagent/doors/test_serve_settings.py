@@ -8,7 +8,7 @@ import pytest
 from jitagent.cli import settings
 from jitagent.cli.main import build_parser
 from jitagent.cli.serve import server_config
-from jitagent.protocol.results import check_n
+from jitagent.solving.layer import Solving
 from jitagent.tasks.task import task_for
 
 from .conftest import running
@@ -64,7 +64,7 @@ def settings_resolved(argv):
 
 
 def test_a_call_that_leaves_n_unset_gets_serves_n_and_no_dry_run_is_not_mentioned(make_config):
-    assert check_n(0) is None and check_n(5) == 5
+    assert Solving.candidates(0) is None and Solving.candidates(5) == 5
 
     async def main():
         async with running(make_config(n=2, dry_run=False)) as (_, client):

@@ -83,6 +83,14 @@ class ApiError(Exception):
         return cls(400, format_validation_error(exc), param or None)
 
 
+def refused(exc: ApiError | ValidationError | SolveError) -> Response:
+    """Why a request is not served, as OpenAI's error object: the door's own refusal, a body its models
+    refuse, or the solving layer's error kind."""
+    if isinstance(exc, ValidationError):
+        return ApiError.invalid(exc).response()
+    return (ApiError.of(exc) if isinstance(exc, SolveError) else exc).response()
+
+
 async def no_route(request: Request, exc: Exception) -> Response:
     """A path or method this door does not serve, answered as OpenAI answers one: its error object."""
     status = getattr(exc, "status_code", 404)
@@ -222,12 +230,8 @@ class OpenAIDoor:
             chat = ChatRequest.model_validate(await self._json(request))
             task = self._task(chat)
             self.solving.admissible()
-        except ApiError as exc:
-            return exc.response()
-        except ValidationError as exc:
-            return ApiError.invalid(exc).response()
-        except SolveError as exc:
-            return ApiError.of(exc).response()
+        except (ApiError, ValidationError, SolveError) as exc:
+            return refused(exc)
         options = chat.jitagent or JitOptions()
         run_id, replay = self.solving.name_run(options.request_id)
         headers = {"x-jitagent-run-id": run_id}
@@ -246,10 +250,8 @@ class OpenAIDoor:
         try:
             self._authorize(request)
             clusters = await self.solving.cluster_names()
-        except ApiError as exc:
-            return exc.response()
-        except SolveError as exc:
-            return ApiError.of(exc).response()
+        except (ApiError, SolveError) as exc:
+            return refused(exc)
         names = [MODEL] + sorted(f"{MODEL}/{c.removeprefix('type:')}" for c in clusters
                                  if c.startswith("type:"))
         return JSONResponse({"object": "list", "data": [model_object(name) for name in names]})
@@ -274,12 +276,8 @@ class OpenAIDoor:
             report = Report(body.reward, body.detail, prompt_tokens=body.prompt_tokens,
                             completion_tokens=body.completion_tokens, wall_s=body.wall_s)
             done = await self.solving.report(report, run_id=body.run_id, door="openai")
-        except ApiError as exc:
-            return exc.response()
-        except ValidationError as exc:
-            return ApiError.invalid(exc).response()
-        except SolveError as exc:
-            return ApiError.of(exc).response()
+        except (ApiError, ValidationError, SolveError) as exc:
+            return refused(exc)
         return JSONResponse({"run_id": body.run_id, "cluster": done.cluster, "harness_id": done.harness_id,
                              "promoted": done.decision.promote, "reason": done.decision.reason,
                              "incumbent_id": done.incumbent_id})

@@ -90,5 +90,5 @@ def test_an_mcp_client_solves_a_task_on_the_embedded_models(tmp_path):
             result = solved.structured_content
             assert result["error"] is None and 0.0 <= result["reward"] <= 1.0  # verified, whatever it earned
             assert result["cluster"] == "type:add"
-            assert result["route"] in ("synthesized", "fallback", "explore") and result["run_id"]
+            assert result["route"] in ("synthesized", "variant", "fallback", "explore") and result["run_id"]
     asyncio.run(main())

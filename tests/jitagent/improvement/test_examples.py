@@ -166,7 +166,7 @@ def test_the_first_mutation_of_an_arm_with_solutions_is_its_variant_and_costs_no
     pipeline = JitPipeline(seeded_bank, meta, model, PipelineConfig(router=RouterConfig(
         synth_start=1, synth_floor=1, references=1)))
     result = asyncio.run(pipeline.solve(task(3)))
-    assert result.route == "synthesized" and result.harness.id == VARIANT.id and not meta.calls
+    assert result.route == "variant" and result.harness.id == VARIANT.id and not meta.calls
     assert result.run.passed and len(result.examples) == 1
 
 

@@ -40,7 +40,7 @@ def test_an_adapter_variant_is_an_arm_of_its_own_whose_solver_runs_with_the_adap
     for n in (2, 4):  # the examples variant is an arm already, the best, not at the ceiling
         solved(seeded_bank, VARIANT, task(n), model)
     result = asyncio.run(explorer(seeded_bank, model).solve(task(3)))
-    assert result.route == "synthesized" and result.harness.adapter == adapter.id
+    assert result.route == "variant" and result.harness.adapter == adapter.id
     assert result.harness.envelope.parent_id == VARIANT.id and result.run.passed
     assert model.calls[-1]["model"] == f"scripted@{adapter.id}"  # the solver ran with the adapter
     served = resolve(seeded_bank, adapter.id)

@@ -1,0 +1,50 @@
+"""Routing decided in one function: the whole decision — the arm, a free variant, a synthesis and its
+parent's failures — comes from `Routing.decide`, and the pipeline only carries it out (the real bank)."""
+
+from harness_bank.router import RouterConfig
+from jitagent.models.scripted import ScriptedModel
+from jitagent.solving.config import PipelineConfig
+from jitagent.solving.pipeline import JitPipeline
+
+from ..improvement.test_examples import POT, VARIANT, solved, solver, task
+
+
+def routing(bank, **router):
+    model = solver(wrong=frozenset({2}))
+    return JitPipeline(bank, ScriptedModel(["not called"]), model, PipelineConfig(router=RouterConfig(
+        references=1, **router))).routing, model
+
+
+def test_a_cold_cluster_is_written_for_from_its_references(seeded_bank):
+    decide, _ = routing(seeded_bank, synth_start=1, synth_floor=1)
+    decision = decide.decide(task(1), seed=0)
+    assert (decision.route, decision.spec, decision.failures) == ("synthesized", None, [])
+    assert decision.choice.arm is None and decision.arms
+
+
+def test_a_mutation_draw_with_a_free_variant_on_offer_runs_the_variant_not_the_meta_model(seeded_bank):
+    decide, model = routing(seeded_bank, synth_start=1, synth_floor=1)
+    for n in (1, 2):
+        solved(seeded_bank, POT, task(n), model)  # a failure to learn from, a solution to show
+    decision = decide.decide(task(3), seed=0)
+    assert decision.route == "variant" and decision.spec.id == VARIANT.id
+    assert decision.text.startswith(f"variant (mutation of {POT.name};") and not decision.failures
+
+
+def test_a_mutation_draw_without_a_free_variant_is_a_synthesis_shown_the_parents_failures(seeded_bank):
+    decide, model = routing(seeded_bank, synth_start=1, synth_floor=1)
+    for n in (1, 2):
+        solved(seeded_bank, POT, task(n), model)
+    solved(seeded_bank, VARIANT, task(2), model)  # the variant is an arm already (and failed): none is free
+    decision = decide.decide(task(3), seed=0)
+    assert decision.route == "synthesized" and decision.spec is None and decision.choice.arm is not None
+    assert decision.failures and all(f["task_text"] != task(3).prompt for f in decision.failures)
+
+
+def test_without_exploring_the_best_arm_runs_and_says_why(seeded_bank):
+    decide, model = routing(seeded_bank, synth_start=0, synth_floor=0)
+    for n in (1, 3):
+        solved(seeded_bank, POT, task(n), model)
+    decision = decide.decide(task(4), seed=0)
+    assert decision.route in ("exploit", "explore") and decision.spec is not None
+    assert decision.text.startswith(f"{decision.route} {decision.spec.name} in {decision.cluster}:")

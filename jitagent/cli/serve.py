@@ -150,12 +150,12 @@ def event_line(event) -> str:
     if which == "result":
         result = event.result
         answer = result.answer if result.HasField("answer") else None
-        return (f"result: run_id={event.run_id} route={enum_name(pb.Route, 'ROUTE', result.route)} "
+        return (f"result: run_id={event.run_id} route={enum_name(pb.Route, result.route)} "
                 f"harness={result.harness_name} answer={answer!r} reward={reward_text(result)} "
                 f"verdict={result.verdict[:100]!r}"
                 + (f" error={result.error[:200]!r}" if result.error else ""))
     if which == "step":
-        return f"step/{enum_name(pb.StepKind, 'STEP_KIND', event.step.kind)}: {event.step.text[:200]}"
+        return f"step/{enum_name(pb.StepKind, event.step.kind)}: {event.step.text[:200]}"
     if which == "chosen":
         shown = event.chosen.examples
         return (f"chosen: {event.chosen.name} ({event.chosen.harness_id})"
@@ -175,7 +175,7 @@ def cmd_synthesize(args) -> int:
             _emit(reply)
             return
         for r in reply.results:
-            print(visible(f"run_id={r.run_id} route={enum_name(pb.Route, 'ROUTE', r.route)} "
+            print(visible(f"run_id={r.run_id} route={enum_name(pb.Route, r.route)} "
                           f"harness={r.harness.name} ({r.harness.id}) cluster={r.cluster} "
                           f"candidates={len(r.candidates)}"))
 

@@ -190,7 +190,7 @@ class JitAgentService(pb_grpc.JitAgentServicer):
             try:
                 if request.origin not in pb.Origin.values():
                     raise bad_request(RequestError("origin", f"unknown value {request.origin}"))
-                origin = enum_name(pb.Origin, "ORIGIN", request.origin) if request.origin else None
+                origin = enum_name(pb.Origin, request.origin) if request.origin else None
                 rows = await self.solving.harnesses(origin, request.limit, request.offset)
             except SolveError as exc:
                 await self._abort(context, exc)

@@ -3,12 +3,13 @@ name: the one conversion a result needs on the wire, so a new field needs no lin
 
 from __future__ import annotations
 
-import re
 from typing import Any, get_args
 
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from pydantic import BaseModel
+
+from jitagent.protocol.tasks import enum_prefix
 
 
 def to_message(record: BaseModel, message: Message) -> Message:
@@ -21,7 +22,7 @@ def to_message(record: BaseModel, message: Message) -> Message:
         if field.type == FieldDescriptor.TYPE_MESSAGE:
             to_message(value, getattr(message, field.name))
         elif field.type == FieldDescriptor.TYPE_ENUM:
-            number = field.enum_type.values_by_name[_enum_prefix(field) + value.upper()].number
+            number = field.enum_type.values_by_name[enum_prefix(field.enum_type) + value.upper()].number
             setattr(message, field.name, number)
         elif field.is_repeated:
             getattr(message, field.name).extend(value)
@@ -41,15 +42,11 @@ def from_message(model: type[BaseModel], message: Message) -> Any:
         if field.type == FieldDescriptor.TYPE_MESSAGE:
             value = from_message(info.annotation, value)
         elif field.type == FieldDescriptor.TYPE_ENUM:
-            value = field.enum_type.values_by_number[value].name.removeprefix(_enum_prefix(field)).lower()
+            name = field.enum_type.values_by_number[value].name
+            value = name.removeprefix(enum_prefix(field.enum_type)).lower()
         elif field.is_repeated:
             value = tuple(value)
         elif not message.HasField(name) if field.has_presence else optional and value == field.default_value:
             value = None
         values[name] = value
     return model(**values)
-
-
-def _enum_prefix(field: FieldDescriptor) -> str:
-    """ROUTE_ for jitagent.v1.Route: the enum's values carry its name in capitals."""
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", field.enum_type.name).upper() + "_"

@@ -42,7 +42,7 @@ def spec_to_harness(spec: HarnessSpec) -> pb.Harness:
 def _harness(harness_id: str, name: str, description: str, parent_id: str | None, origin: str, generator: str,
              spec: dict) -> pb.Harness:
     return pb.Harness(id=harness_id, name=name, description=description, parent_id=parent_id or "",
-                      origin=enum_value(pb.Origin, "ORIGIN", origin), generator=generator,
+                      origin=enum_value(pb.Origin, origin), generator=generator,
                       spec_json=json.dumps(spec))
 
 
@@ -65,7 +65,7 @@ def synthesis_to_proto(result: SolveResult) -> pb.SynthesisResult:
     msg = pb.SynthesisResult(
         run_id=result.run_id,
         task_id=result.task_id,
-        route=enum_value(pb.Route, "ROUTE", result.route),
+        route=enum_value(pb.Route, result.route),
         harness=spec_to_harness(result.harness),
         cluster=result.cluster,
         wall_s=result.wall_s,
@@ -76,7 +76,7 @@ def synthesis_to_proto(result: SolveResult) -> pb.SynthesisResult:
         cand = msg.candidates.add(
             index=c.index,
             valid=c.valid,
-            origin=enum_value(pb.Origin, "ORIGIN", c.origin),
+            origin=enum_value(pb.Origin, c.origin),
             harness_id=c.spec.id if c.spec else "",
             parent_id=c.parent_id or "",
             broken_before_repair=c.broken_before_repair,
@@ -122,7 +122,7 @@ def event_to_proto(event: SolveEvent, run_id: str) -> pb.SolveEvent:
         case Routed():
             msg.routed.CopyFrom(
                 pb.Routed(
-                    route=enum_value(pb.Route, "ROUTE", event.route),
+                    route=enum_value(pb.Route, event.route),
                     cluster=event.cluster,
                     text=_text(event.text),
                     arms=[arm_to_proto(a) for a in event.arms],
@@ -134,7 +134,7 @@ def event_to_proto(event: SolveEvent, run_id: str) -> pb.SolveEvent:
         case Step():
             msg.step.CopyFrom(
                 pb.Step(
-                    kind=enum_value(pb.StepKind, "STEP_KIND", event.kind),
+                    kind=enum_value(pb.StepKind, event.kind),
                     text=_text(event.text),
                     tool=event.tool or "",
                     ok=event.ok,

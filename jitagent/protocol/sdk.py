@@ -70,7 +70,7 @@ class Synthesized:
 
     @classmethod
     def of(cls, result: pb.SynthesisResult) -> Synthesized:
-        return cls(result.run_id, result.task_id, enum_name(pb.Route, "ROUTE", result.route),
+        return cls(result.run_id, result.task_id, enum_name(pb.Route, result.route),
                    result.harness.id, result.harness.name, result.cluster, result.harness.spec_json,
                    len(result.candidates))
 

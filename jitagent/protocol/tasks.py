@@ -4,14 +4,21 @@ RequestError naming the field."""
 
 from __future__ import annotations
 
+import re
+from typing import get_args
+
 import regex
+from google.protobuf.descriptor import FieldDescriptor
 from pydantic import ValidationError
 
 from jitagent.harness.spec import format_validation_error
 from jitagent.tasks.task import Task, VerifierSpec, derived_id, prompt_problem
 from jitagent.v1 import jitagent_pb2 as pb
 
-DEFAULT_TOLERANCE = VerifierSpec.model_fields["tolerance"].default
+# The one table of verifier kinds: VerifierSpec's `kind`; on the wire each is the `Verifier` oneof's field of
+# the same name, whose message's fields are the spec's fields of the same names (a test holds the two alike).
+VERIFIER_KINDS = get_args(VerifierSpec.model_fields["kind"].annotation)
+EMPTY_IS_NONE = frozenset({"tests", "prelude", "command"})  # texts the spec holds as None when there are none
 
 
 class RequestError(ValueError):
@@ -22,14 +29,20 @@ class RequestError(ValueError):
         super().__init__("; ".join(f"{f}: {d}" for f, d in self.violations))
 
 
-def enum_value(enum, prefix: str, name: str) -> int:
-    """A Python-side name as its enum value: ("ROUTE", "synthesized") → ROUTE_SYNTHESIZED."""
-    return enum.Value(f"{prefix}_{name.upper()}")
+def enum_prefix(enum) -> str:
+    """ROUTE_ for jitagent.v1.Route (the enum or its descriptor): an enum's values carry its name in
+    capitals, as proto3 values share the package's scope."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", getattr(enum, "DESCRIPTOR", enum).name).upper() + "_"
 
 
-def enum_name(enum, prefix: str, value: int) -> str:
+def enum_value(enum, name: str) -> int:
+    """A Python-side name as its enum value: (Route, "synthesized") → ROUTE_SYNTHESIZED."""
+    return enum.Value(enum_prefix(enum) + name.upper())
+
+
+def enum_name(enum, value: int) -> str:
     """An enum value as the Python-side name: ROUTE_SYNTHESIZED → "synthesized"."""
-    return enum.Name(value).removeprefix(prefix + "_").lower()
+    return enum.Name(value).removeprefix(enum_prefix(enum)).lower()
 
 
 def task_to_proto(task: Task | str) -> pb.Task:
@@ -37,7 +50,7 @@ def task_to_proto(task: Task | str) -> pb.Task:
         return pb.Task(prompt=task)
     msg = pb.Task(id=task.id, prompt=task.prompt, type=task.type or "", tags=task.tags, files=task.files,
                   verifier=verifier_to_proto(task.verifier), public_tests=task.public_tests or "",
-                  split=enum_value(pb.Split, "SPLIT", task.split) if task.split else pb.SPLIT_UNSPECIFIED)
+                  split=enum_value(pb.Split, task.split) if task.split else pb.SPLIT_UNSPECIFIED)
     if task.tools is not None:
         msg.tools.SetInParent()  # present and empty: no tool allowed
         msg.tools.names.extend(task.tools)
@@ -45,54 +58,40 @@ def task_to_proto(task: Task | str) -> pb.Task:
 
 
 def verifier_to_proto(v: VerifierSpec) -> pb.Verifier:
+    """Field by field (VERIFIER_KINDS): a text absent in the spec is "" on the wire."""
+    msg = pb.Verifier()
     if v.kind == "none":
-        return pb.Verifier()
-    if v.kind == "exact":
-        return pb.Verifier(exact=pb.ExactAnswer(expected="" if v.expected is None else str(v.expected),
-                                                case_sensitive=v.case_sensitive))
-    if v.kind == "numeric":
-        try:
-            expected = float(v.expected)
-        except (TypeError, ValueError):
-            raise RequestError("verifier.expected", f"not a number: {v.expected!r}") from None
-        return pb.Verifier(numeric=pb.NumericAnswer(expected=expected, tolerance=v.tolerance))
-    if v.kind == "regex":
-        return pb.Verifier(regex=pb.RegexMatch(pattern=v.pattern or "", case_sensitive=v.case_sensitive))
-    if v.kind == "python_tests":
-        return pb.Verifier(python_tests=pb.PythonTests(tests=v.tests or "", prelude=v.prelude or ""))
-    if v.kind == "shell_check":
-        return pb.Verifier(shell_check=pb.ShellCheck(command=v.command or ""))
-    return pb.Verifier(
-        reasoning_gym=pb.ReasoningGymEntry(dataset=v.dataset, seed=v.seed, size=v.size, index=v.index)
-    )
+        return msg
+    part = getattr(msg, v.kind)
+    part.SetInParent()  # the kind, even where every field is its default
+    for field in part.DESCRIPTOR.fields:
+        value = getattr(v, field.name)
+        if field.type == FieldDescriptor.TYPE_STRING:
+            value = "" if value is None else str(value)
+        elif field.type == FieldDescriptor.TYPE_DOUBLE:
+            try:
+                value = float(value)
+            except (TypeError, ValueError):
+                raise RequestError(f"verifier.{field.name}", f"not a number: {value!r}") from None
+        setattr(part, field.name, value)
+    return msg
 
 
 def verifier_from_proto(msg: pb.Verifier) -> dict:
-    """The verifier as VerifierSpec fields (unchecked)."""
+    """The verifier as VerifierSpec fields (unchecked): an optional field left unset takes the spec's default,
+    a whole number comes back as the int it was sent as, and "" is none where the spec has no text for it."""
     kind = msg.WhichOneof("kind")
     if kind is None:
         return {"kind": "none"}
-    if kind == "exact":
-        return {"kind": kind, "expected": msg.exact.expected, "case_sensitive": msg.exact.case_sensitive}
-    if kind == "numeric":
-        expected = msg.numeric.expected  # a whole number comes back as the int it was sent as
-        return {
-            "kind": kind,
-            "expected": int(expected) if expected.is_integer() else expected,
-            "tolerance": msg.numeric.tolerance if msg.numeric.HasField("tolerance") else DEFAULT_TOLERANCE,
-        }
-    if kind == "regex":
-        return {"kind": kind, "pattern": msg.regex.pattern, "case_sensitive": msg.regex.case_sensitive}
-    if kind == "python_tests":
-        return {
-            "kind": kind,
-            "tests": msg.python_tests.tests or None,
-            "prelude": msg.python_tests.prelude or None,
-        }
-    if kind == "shell_check":
-        return {"kind": kind, "command": msg.shell_check.command or None}
-    gym = msg.reasoning_gym
-    return {"kind": kind, "dataset": gym.dataset, "seed": gym.seed, "size": gym.size, "index": gym.index}
+    part, spec = getattr(msg, kind), {"kind": kind}
+    for field in part.DESCRIPTOR.fields:
+        value = getattr(part, field.name)
+        if field.has_presence and not part.HasField(field.name):
+            continue
+        if field.type == FieldDescriptor.TYPE_DOUBLE and field.name == "expected" and value.is_integer():
+            value = int(value)
+        spec[field.name] = None if value == "" and field.name in EMPTY_IS_NONE else value
+    return spec
 
 
 def task_from_proto(msg: pb.Task, where: str = "task") -> Task:
@@ -108,7 +107,7 @@ def task_from_proto(msg: pb.Task, where: str = "task") -> Task:
             tags=list(msg.tags),
             files=dict(msg.files),
             tools=list(msg.tools.names) if msg.HasField("tools") else None,
-            split=enum_name(pb.Split, "SPLIT", msg.split) if msg.split else None,
+            split=enum_name(pb.Split, msg.split) if msg.split else None,
             public_tests=msg.public_tests or None,
             verifier=verifier_from_proto(msg.verifier),
         )

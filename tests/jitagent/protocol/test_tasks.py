@@ -2,8 +2,8 @@
 
 import pytest
 
-from jitagent.protocol.tasks import RequestError, task_from_proto, task_to_proto
-from jitagent.tasks.task import Task, load_suite, suite_names
+from jitagent.protocol.tasks import VERIFIER_KINDS, RequestError, task_from_proto, task_to_proto
+from jitagent.tasks.task import Task, VerifierSpec, load_suite, suite_names
 from jitagent.v1 import jitagent_pb2 as pb
 
 
@@ -48,3 +48,12 @@ def test_a_task_that_cannot_be_one_names_the_field():
         with pytest.raises(RequestError) as refused:
             task_from_proto(msg)
         assert refused.value.violations[0][0] == field
+
+
+def test_the_verifier_kinds_are_one_table_the_wire_mirrors_by_name():
+    """Every kind but `none` is the Verifier oneof's field of the same name, whose message's fields are the
+    spec's fields of the same names: a new kind needs its spec fields and its message, no converter line."""
+    oneof = pb.Verifier.DESCRIPTOR.oneofs_by_name["kind"]
+    assert {f.name for f in oneof.fields} == set(VERIFIER_KINDS) - {"none"}
+    for field in oneof.fields:
+        assert {f.name for f in field.message_type.fields} <= set(VerifierSpec.model_fields), field.name

@@ -14,6 +14,7 @@ from grpc_status import rpc_status
 
 from jitagent.config.logs import bind
 from jitagent.doors.metrics import Metrics
+from jitagent.protocol.records import to_message
 from jitagent.protocol.results import (
     event_to_proto,
     harness_to_proto,
@@ -174,9 +175,7 @@ class JitAgentService(pb_grpc.JitAgentServicer):
                     task_type=request.task_type or None, tags=tuple(request.tags))
             except SolveError as exc:
                 await self._abort(context, exc)
-            return pb.ReportOutcomeResponse(cluster=done.cluster, harness_id=done.harness_id,
-                                            promoted=done.decision.promote, reason=done.decision.reason,
-                                            incumbent_id=done.incumbent_id or "")
+            return to_message(done.reported(), pb.ReportOutcomeResponse())
 
     async def GetHarness(self, request, context):
         with self._rpc("GetHarness", context):

@@ -8,29 +8,20 @@ On stdio, stdout carries the protocol: everything else this process says goes to
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import asdict
 from urllib.parse import quote
-
-from pydantic import BaseModel
 
 from jitagent import __version__
 from jitagent.harness.seeds import shipped_prompts
 from jitagent.solving.feedback import Report
 from jitagent.solving.layer import SolveError, Solving
-from jitagent.solving.result import Solved
+from jitagent.solving.result import Reported, Solved
 from jitagent.tasks.task import Expected, task_for
 
 CLUSTERS = "jitagent://clusters/"
 INSTRUCTIONS = shipped_prompts("mcp")["instructions"]
-
-
-class Reported(BaseModel):
-    cluster: str
-    harness_id: str
-    promoted: bool
-    reason: str
-    incumbent_id: str | None
 
 
 async def build_server(solving: Solving):
@@ -69,8 +60,7 @@ async def build_server(solving: Solving):
             done = await solving.report(Report(reward, detail), run_id=run_id, door="mcp")
         except SolveError as exc:
             raise ToolError(str(exc)) from None
-        return Reported(cluster=done.cluster, harness_id=done.harness_id, promoted=done.decision.promote,
-                        reason=done.decision.reason, incumbent_id=done.incumbent_id)
+        return done.reported()
 
     await clusters.publish()
     return server
@@ -94,7 +84,8 @@ class ClusterResources:
             if uri not in self.published:
                 self.published.add(uri)
                 self.server.add_resource(FunctionResource(
-                    uri=uri, name=cluster, mime_type="application/json", fn=lambda c=cluster: self.arms(c),
+                    uri=uri, name=cluster, mime_type="application/json",
+                    fn=functools.partial(self.arms, cluster),  # async: read on the server's loop
                     description=f"the arms of cluster {cluster}: posteriors, runs, rewards, tokens"))
 
     async def arms(self, cluster: str) -> str:

@@ -278,9 +278,7 @@ class OpenAIDoor:
             done = await self.solving.report(report, run_id=body.run_id, door="openai")
         except (ApiError, ValidationError, SolveError) as exc:
             return refused(exc)
-        return JSONResponse({"run_id": body.run_id, "cluster": done.cluster, "harness_id": done.harness_id,
-                             "promoted": done.decision.promote, "reason": done.decision.reason,
-                             "incumbent_id": done.incumbent_id})
+        return JSONResponse({"run_id": body.run_id} | done.reported().model_dump())
 
     # --- the work ----------------------------------------------------------------------------
     async def _solve(self, task, run_id: str, replay: bool, n: int | None) -> Solved:

@@ -42,8 +42,8 @@ def from_message(model: type[BaseModel], message: Message) -> Any:
         if field.type == FieldDescriptor.TYPE_MESSAGE:
             value = from_message(info.annotation, value)
         elif field.type == FieldDescriptor.TYPE_ENUM:
-            name = field.enum_type.values_by_number[value].name
-            value = name.removeprefix(enum_prefix(field.enum_type)).lower()
+            label = field.enum_type.values_by_number[value].name
+            value = label.removeprefix(enum_prefix(field.enum_type)).lower()
         elif field.is_repeated:
             value = tuple(value)
         elif not message.HasField(name) if field.has_presence else optional and value == field.default_value:

@@ -22,7 +22,7 @@ from jitagent import DEFAULT_ADDRESS
 from jitagent.protocol.client import channel_options, new_request_id, report_request
 from jitagent.protocol.records import from_message
 from jitagent.protocol.tasks import enum_name, task_to_proto
-from jitagent.solving.result import Solved
+from jitagent.solving.result import Reported, Solved
 from jitagent.tasks.task import Expected, Task, VerifierSpec, task_for
 from jitagent.v1 import jitagent_pb2 as pb
 from jitagent.v1 import jitagent_pb2_grpc as pb_grpc
@@ -73,15 +73,6 @@ class Synthesized:
         return cls(result.run_id, result.task_id, enum_name(pb.Route, result.route),
                    result.harness.id, result.harness.name, result.cluster, result.harness.spec_json,
                    len(result.candidates))
-
-
-@dataclass(frozen=True)
-class Reported:
-    cluster: str
-    harness_id: str
-    promoted: bool
-    reason: str
-    incumbent_id: str | None  # None: the cluster has no incumbent yet
 
 
 class JitAgent:
@@ -152,5 +143,4 @@ class JitAgent:
         other. Cost defaults to what the server measured; a synthesized-only run needs `wall_s`."""
         request = report_request(run_id, reward, detail, prompt_tokens, completion_tokens, wall_s)
         reply = self._call(self.stub.ReportOutcome, request, self.timeout)
-        return Reported(reply.cluster, reply.harness_id, reply.promoted, reply.reason,
-                        reply.incumbent_id or None)
+        return from_message(Reported, reply)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from harness_bank import Decision, HarnessBank, Outcome
 from harness_bank.bank import BankError
 from jitagent.common.errors import clipped
+from jitagent.solving.result import Reported
 
 
 class FeedbackError(ValueError):
@@ -50,6 +51,10 @@ class Recorded:
     harness_id: str
     decision: Decision
     incumbent_id: str | None
+
+    def reported(self) -> Reported:
+        return Reported(cluster=self.cluster, harness_id=self.harness_id, promoted=self.decision.promote,
+                        reason=self.decision.reason, incumbent_id=self.incumbent_id)
 
 
 def report_run(bank: HarnessBank, run_id: str, report: Report) -> Recorded:

@@ -64,3 +64,15 @@ class Solved(BaseModel):
     @property
     def verified(self) -> bool:
         return self.reward is not None
+
+
+class Reported(BaseModel):
+    """How a reported outcome was taken, as every door gives it (`Recorded.reported`): the cluster and
+    harness it counted for and the bank's admission — no harness becomes incumbent on one report."""
+
+    model_config = ConfigDict(frozen=True)
+    cluster: str
+    harness_id: str
+    promoted: bool
+    reason: str
+    incumbent_id: str | None = Field(description="None: the cluster has no incumbent yet")

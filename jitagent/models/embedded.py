@@ -22,7 +22,7 @@ from jitagent.models.base import (
 )
 from jitagent.models.gguf import DEFAULT_MODEL, model_path
 
-_LOADED: dict[tuple[str, str], tuple[object, threading.Lock]] = {}
+_LOADED: dict[tuple[str, str, int], tuple[object, threading.Lock]] = {}
 _MODEL_LOCKS: dict[str, threading.Lock] = {}
 _LOAD_LOCK = threading.Lock()
 
@@ -37,18 +37,20 @@ def _close_all() -> None:
 
 
 def _load(name: str, n_ctx: int, slot: str = "default"):
-    """One llama.cpp context per (model, slot) per process. Each context keeps its own KV cache, so
-    the meta-model's long fixed prompt is not evicted by the solver's runs in between; all slots of a
-    model share one lock, since they share the same cores."""
+    """One llama.cpp context per (model, slot, context size) per process: one of another size is another
+    context, never a smaller one handed out. Each context keeps its own KV cache, so the meta-model's long
+    fixed prompt is not evicted by the solver's runs in between; all slots of a model share one lock, since
+    they share the same cores."""
+    key = (name, slot, n_ctx)
     with _LOAD_LOCK:
-        if (name, slot) not in _LOADED:
+        if key not in _LOADED:
             # heavy: imported only when an embedded model is used
             from jitagent.models.interruptible import InterruptibleLlama
 
             llm = InterruptibleLlama(model_path=str(model_path(name)), n_ctx=n_ctx,
                                      n_threads=os.cpu_count() or 2, n_batch=256, verbose=False)
-            _LOADED[(name, slot)] = (llm, _MODEL_LOCKS.setdefault(name, threading.Lock()))
-        return _LOADED[(name, slot)]
+            _LOADED[key] = (llm, _MODEL_LOCKS.setdefault(name, threading.Lock()))
+        return _LOADED[key]
 
 
 class EmbeddedModel:

@@ -56,7 +56,7 @@ class StartupError(RuntimeError):
 
 
 class ServerConfig(BaseModel):
-    """What `serve` runs with; its settings (`--host`, `--concurrency`, …) are these fields (cli.settings)."""
+    """What `serve` runs with; its settings (`--host`, `--concurrency` and the rest) are these fields."""
 
     host: str = Field("127.0.0.1", description="address to listen on")
     port: int = Field(50051, ge=0, le=65535, description="port to listen on (0: any free port)")

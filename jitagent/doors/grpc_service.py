@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
-from contextlib import contextmanager
+from contextlib import asynccontextmanager
 
 import grpc
 from google.protobuf import any_pb2
@@ -71,13 +71,19 @@ class JitAgentService(pb_grpc.JitAgentServicer):
         self.metrics = metrics
         self.solving = solving
 
-    @contextmanager
-    def _rpc(self, method: str, context):
-        """Counted and timed; a call that does not end OK is logged with its status."""
+    @asynccontextmanager
+    async def _rpc(self, method: str, context):
+        """Counted and timed; a refused call (a bad request, or what the solving layer refuses) aborts with
+        its status; a call that does not end OK is logged with it."""
         call = None
         try:
             with self.metrics.track(method, context) as call:
-                yield
+                try:
+                    yield
+                except RequestError as exc:
+                    await self._abort(context, bad_request(exc))
+                except SolveError as exc:
+                    await self._abort(context, exc)
         finally:
             if call is not None and call.code != "OK":
                 error = context.details() or ENDINGS.get(call.code, "")
@@ -94,53 +100,40 @@ class JitAgentService(pb_grpc.JitAgentServicer):
 
     # --- RPCs ------------------------------------------------------------------------------
     async def Synthesize(self, request, context):
-        with self._rpc("Synthesize", context):
+        async with self._rpc("Synthesize", context):
             response = pb.SynthesizeResponse()
-            try:
-                n = self.solving.candidates(request.n)
-                if not request.tasks:
-                    raise RequestError("tasks", "at least one task is required")
-                tasks = [task_from_proto(t, f"tasks[{i}]") for i, t in enumerate(request.tasks)]
-                with self.solving.admitted():
-                    for task in tasks:
-                        result = await self.solving.solve(task, execute=False, n=n,
-                                                          deadline=self._deadline(context))
-                        response.results.append(synthesis_to_proto(result))
-            except RequestError as exc:
-                await self._abort(context, bad_request(exc))
-            except SolveError as exc:
-                await self._abort(context, exc)
+            n = self.solving.candidates(request.n)
+            if not request.tasks:
+                raise RequestError("tasks", "at least one task is required")
+            tasks = [task_from_proto(t, f"tasks[{i}]") for i, t in enumerate(request.tasks)]
+            with self.solving.admitted():
+                for task in tasks:
+                    result = await self.solving.solve(task, execute=False, n=n,
+                                                      deadline=self._deadline(context))
+                    response.results.append(synthesis_to_proto(result))
             return response
 
     async def Solve(self, request, context):
-        with self._rpc("Solve", context):
-            try:
-                n = self.solving.candidates(request.n)
-                task = task_from_proto(request.task)
-                run_id, replay = self.solving.name_run(request.request_id)
-                bind(task_id=task.id, run_id=run_id)
-                with self.solving.admitted():
-                    async for event in self.solving.events(task, run_id=run_id, replay=replay, n=n,
-                                                           deadline=self._deadline(context)):
-                        yield event_to_proto(event, run_id)
-            except RequestError as exc:
-                await self._abort(context, bad_request(exc))
-            except SolveError as exc:
-                await self._abort(context, exc)
+        async with self._rpc("Solve", context):
+            n = self.solving.candidates(request.n)
+            task = task_from_proto(request.task)
+            run_id, replay = self.solving.name_run(request.request_id)
+            bind(task_id=task.id, run_id=run_id)
+            with self.solving.admitted():
+                async for event in self.solving.events(task, run_id=run_id, replay=replay, n=n,
+                                                       deadline=self._deadline(context)):
+                    yield event_to_proto(event, run_id)
 
     async def StreamTasks(self, request_iterator, context):
         """Tasks are taken one at a time: the next request is read only when the previous task is
         done and the bank has learned from it, so a fast producer is held back by flow control. A
-        task's own failure is a response; the stream goes on."""
-        with self._rpc("StreamTasks", context):
-            try:
-                with self.solving.admitted():
-                    sequence = 0
-                    async for request in request_iterator:
-                        yield await self._one_of_stream(request, sequence, context)
-                        sequence += 1
-            except SolveError as exc:  # refused: the tasks' own failures are responses
-                await self._abort(context, exc)
+        task's own failure is a response; the stream goes on (only a refused stream ends it)."""
+        async with self._rpc("StreamTasks", context):
+            with self.solving.admitted():
+                sequence = 0
+                async for request in request_iterator:
+                    yield await self._one_of_stream(request, sequence, context)
+                    sequence += 1
 
     async def _one_of_stream(self, request, sequence: int, context) -> pb.StreamTasksResponse:
         answer = pb.StreamTasksResponse(sequence=sequence, task_id=request.task.id)
@@ -162,51 +155,36 @@ class JitAgentService(pb_grpc.JitAgentServicer):
 
     async def ReportOutcome(self, request, context):
         """By run_id: an outcome of that run. Free-form: of harness_id, run elsewhere on task_text."""
-        with self._rpc("ReportOutcome", context):
-            try:
-                if not request.HasField("reward"):
-                    raise bad_request(RequestError("reward", "required: a number in [0, 1]"))
-                optional = {name: getattr(request, name) if request.HasField(name) else None
-                            for name in ("prompt_tokens", "completion_tokens", "wall_s")}
-                bind(run_id=request.run_id)
-                done = await self.solving.report(
-                    Report(request.reward, request.detail, **optional), run_id=request.run_id,
-                    harness_id=request.harness_id, task_text=request.task_text, task_id=request.task_id,
-                    task_type=request.task_type or None, tags=tuple(request.tags))
-            except SolveError as exc:
-                await self._abort(context, exc)
+        async with self._rpc("ReportOutcome", context):
+            if not request.HasField("reward"):
+                raise RequestError("reward", "required: a number in [0, 1]")
+            optional = {name: getattr(request, name) if request.HasField(name) else None
+                        for name in ("prompt_tokens", "completion_tokens", "wall_s")}
+            bind(run_id=request.run_id)
+            done = await self.solving.report(
+                Report(request.reward, request.detail, **optional), run_id=request.run_id,
+                harness_id=request.harness_id, task_text=request.task_text, task_id=request.task_id,
+                task_type=request.task_type or None, tags=tuple(request.tags))
             return to_message(done.reported(), pb.ReportOutcomeResponse())
 
     async def GetHarness(self, request, context):
-        with self._rpc("GetHarness", context):
-            try:
-                return harness_to_proto(await self.solving.harness(request.id))
-            except SolveError as exc:
-                await self._abort(context, exc)
+        async with self._rpc("GetHarness", context):
+            return harness_to_proto(await self.solving.harness(request.id))
 
     async def ListHarnesses(self, request, context):
-        with self._rpc("ListHarnesses", context):
-            try:
-                if request.origin not in pb.Origin.values():
-                    raise bad_request(RequestError("origin", f"unknown value {request.origin}"))
-                origin = enum_name(pb.Origin, request.origin) if request.origin else None
-                rows = await self.solving.harnesses(origin, request.limit, request.offset)
-            except SolveError as exc:
-                await self._abort(context, exc)
+        async with self._rpc("ListHarnesses", context):
+            if request.origin not in pb.Origin.values():
+                raise RequestError("origin", f"unknown value {request.origin}")
+            origin = enum_name(pb.Origin, request.origin) if request.origin else None
+            rows = await self.solving.harnesses(origin, request.limit, request.offset)
             return pb.ListHarnessesResponse(harnesses=[harness_to_proto(h) for h in rows])
 
     async def Lineage(self, request, context):
-        with self._rpc("Lineage", context):
-            try:
-                chain = await self.solving.lineage(request.id)
-            except SolveError as exc:
-                await self._abort(context, exc)
+        async with self._rpc("Lineage", context):
+            chain = await self.solving.lineage(request.id)
             return pb.LineageResponse(chain=[harness_to_proto(h) for h in chain])
 
     async def Rollback(self, request, context):
-        with self._rpc("Rollback", context):
-            try:
-                done = await self.solving.rollback(request.cluster)
-            except SolveError as exc:
-                await self._abort(context, exc)
+        async with self._rpc("Rollback", context):
+            done = await self.solving.rollback(request.cluster)
             return pb.RollbackResponse(cluster=done.cluster, restored=done.restored, replaced=done.replaced)

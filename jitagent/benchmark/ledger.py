@@ -56,7 +56,9 @@ def unit_row(arm: str, task: Task, repeat: int, run, *, budget_exhausted: bool, 
             "reward": run.reward, "passed": run.passed, "error": None if budget_exhausted else run.error,
             "budget_exhausted": budget_exhausted, "route": route, "harness": harness or run.harness_id,
             "examples": examples,
-            "execution_tokens": run.cost.tokens, "synthesis_tokens": cost.synthesis.tokens if cost else 0,
+            "execution_tokens": run.cost.tokens, "prompt_tokens": run.cost.prompt_tokens,
+            "completion_tokens": run.cost.completion_tokens,
+            "synthesis_tokens": cost.synthesis.tokens if cost else 0,
             "repair_tokens": known_sum(cost.repair.tokens, cost.dry_run.tokens) if cost else 0,
             "wall_s": run.cost.wall_s + ((cost.synthesis.wall_s + cost.repair.wall_s + cost.dry_run.wall_s)
                                          if cost else 0)}
@@ -67,7 +69,8 @@ def exhausted_in_synthesis(arm: str, task: Task, repeat: int, order: int, wall_s
     return {"arm": arm, "task_id": task.id, "type": task.type, "repeat": repeat, "order": order,
             "at": time.time(),
             "reward": 0.0, "passed": False, "error": None, "budget_exhausted": True, "route": "synthesized",
-            "harness": "", "execution_tokens": 0, "synthesis_tokens": None, "repair_tokens": None,
+            "harness": "", "execution_tokens": 0, "prompt_tokens": 0, "completion_tokens": 0,
+            "synthesis_tokens": None, "repair_tokens": None,
             "wall_s": wall_s}
 
 

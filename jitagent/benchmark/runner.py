@@ -106,10 +106,7 @@ class Bench:
         arms = self.config.arms
         with Progress(disable=not progress, transient=True) as bar:
             self.bar = bar
-            if {"oracle", *WARMED_ARMS} & set(arms) or ("fixed" in arms and self.config.fixed_top):
-                score = self.tasks("score")
-                for name, spec in self.seeds.items():  # a screening pass: one run each, sampled or not
-                    await self._fixed(f"score:{name}", spec, score, repeats=1)
+            await self.screen()
             if "fixed" in arms:
                 for name in self.fixed_seeds():
                     await self._fixed(f"fixed:{name}", self.seeds[name], final,
@@ -123,6 +120,14 @@ class Bench:
                     await self._jit(arm, final)
             if "examples_ablation" in arms:
                 await self._ablation(final)
+
+    async def screen(self) -> None:
+        """Every seed once on `score`, sampled or not, where an arm picks seeds by it."""
+        arms = self.config.arms
+        if {"oracle", *WARMED_ARMS} & set(arms) or ("fixed" in arms and self.config.fixed_top):
+            score = self.tasks("score")
+            for name, spec in self.seeds.items():
+                await self._fixed(f"score:{name}", spec, score, repeats=1)
 
     def _repeats(self, spec: HarnessSpec | None) -> int:
         return self.config.repeats if spec is None or sampled(spec) else 1
@@ -248,7 +253,8 @@ class Bench:
             variant = adapter_variant(seed, adapter)
             await self._fixed(f"fixed_adapter:{variant.name}", variant, tasks, self._repeats(variant))
 
-    async def _jit(self, arm: str, tasks: list[Task]) -> None:
+    async def start_bank(self, arm: str) -> Path | None:
+        """The bank a JIT arm's stream starts from (built once, copied for each stream); None: the seeds."""
         warm = await self._warm() if arm in WARMED_ARMS else None
         if arm in TOOL_ARMS:
             warm = await self._tooled(arm, warm)
@@ -256,6 +262,18 @@ class Bench:
             warm = await self._warm_examples(warm)
         if arm == "jit_examples_adapter":
             warm, _ = await self._adapted(warm)
+        return warm
+
+    def stream_pipeline(self, bank_path: Path, learn: bool = True, config: PipelineConfig | None = None
+                        ) -> JitPipeline:
+        """A JIT arm's pipeline on its stream's bank: the bench's synthesis, no code written mid-stream."""
+        config = (config or PipelineConfig()).model_copy(update=dict(
+            learn=learn, keep_candidates=learn, synthesis=SynthesisConfig(n=self.config.n),
+            online_tools=False))
+        return pipeline_on(bank_path, self.meta, self.solver, config)
+
+    async def _jit(self, arm: str, tasks: list[Task]) -> None:
+        warm = await self.start_bank(arm)
         job = self.bar.add_task(arm, total=len(tasks) * self.config.repeats)
         learn = arm != "jit_static"
         for repeat in range(self.config.repeats):
@@ -270,9 +288,7 @@ class Bench:
                 stale.unlink()
             if warm is not None:
                 copy_bank(warm, bank_path)
-            pipeline = pipeline_on(bank_path, self.meta, self.solver, PipelineConfig(
-                learn=learn, keep_candidates=learn, synthesis=SynthesisConfig(n=self.config.n),
-                online_tools=False))
+            pipeline = self.stream_pipeline(bank_path, learn)
             for position, task in enumerate(order):
                 self.ledger.add(await self._solve(pipeline, arm, task, repeat, position))
                 self.bar.advance(job)

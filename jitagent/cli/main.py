@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from jitagent import __version__
-from jitagent.benchmark.arms import ARMS, DEFAULT_ARMS
+from jitagent.benchmark.arms import ARMS, DEFAULT_ARMS, STREAMED_ARMS, STREAMED_DEFAULT
 from jitagent.cli import bank as bank_cli
 from jitagent.cli import completion, settings
 from jitagent.cli import fleet as fleet_cli
@@ -37,6 +37,7 @@ from jitagent.cli.common import (
 from jitagent.cli.options import COUNT, RUNTIME, SEED, USAGE, Bounded, Failure, top_k
 from jitagent.cli.terminal import visible
 from jitagent.improvement.training.lora import TrainConfig
+from jitagent.tasks.suites.external import MAX_GYM_SIZE, STREAM_SEED
 
 
 def _print_json(value) -> None:
@@ -169,11 +170,20 @@ def cmd_bench(args) -> int:
     writer = load_model(args.tool_writer, slot="writer", api_key=key) if args.tool_writer else meta
     out = Path(args.out
                or f"bench/out/{args.suite}-{solver.name}-{meta.name}".replace(":", "_").replace("/", "_"))
+    arms = args.arms or (STREAMED_DEFAULT if args.stream else DEFAULT_ARMS)
     config = BenchConfig(suite=args.suite, out=out, repeats=args.repeats, n=args.n, budget_s=args.budget_s,
                          limit=args.limit, score_limit=args.score_limit, warm_limit=args.warm_limit,
-                         arms=tuple(args.arms), fixed_top=args.fixed_seeds, warm_top=args.warm_seeds,
+                         arms=tuple(arms), fixed_top=args.fixed_seeds, warm_top=args.warm_seeds,
                          train=config_from(args, TrainConfig, "train"), corrections=args.corrections)
-    print(run_bench(config, solver, meta, "jitagent " + " ".join(sys.argv[1:]), writer))
+    command = "jitagent " + " ".join(sys.argv[1:])
+    if args.stream:
+        from jitagent.benchmark.stream import StreamConfig, run_stream
+
+        stream = StreamConfig(per_family=args.stream, seed=args.stream_seed, window=args.window,
+                              retrain_every=args.retrain_every)
+        print(run_stream(config, stream, solver, meta, command))
+    else:
+        print(run_bench(config, solver, meta, command, writer))
     return 0
 
 
@@ -278,9 +288,21 @@ def _add_bench(sub) -> None:
                    help="N tasks of the score split for the screen (default: --limit)")
     p.add_argument("--warm-limit", type=COUNT,
                    help="N tasks of the learn split for jit_warm's warm-up (default: --limit)")
-    p.add_argument("--arms", nargs="+", default=list(DEFAULT_ARMS), choices=ARMS, metavar="ARM",
+    p.add_argument("--arms", nargs="+", choices=ARMS, metavar="ARM",
                    help=f"the arms to run on the final split: {', '.join(ARMS)} (default: "
-                   f"{' '.join(DEFAULT_ARMS)})")
+                   f"{' '.join(DEFAULT_ARMS)}; with --stream: {', '.join(STREAMED_ARMS)}, default "
+                   f"{' '.join(STREAMED_DEFAULT)})")
+    p.add_argument("--stream", type=Bounded(int, 1, MAX_GYM_SIZE), metavar="PER_FAMILY",
+                   help="a stream instead of `final`: this many tasks of every family, interleaved, answered "
+                   "one at a time by every arm and reported by run id (reasoning_gym makes them with a seed "
+                   "of the stream's own; another suite gives its final tasks)")
+    p.add_argument("--stream-seed", type=SEED, default=STREAM_SEED,
+                   help=f"the stream's seed: its tasks and order (default: {STREAM_SEED})")
+    p.add_argument("--window", type=COUNT, default=100,
+                   help="stream tasks per point of the curve (default: 100)")
+    p.add_argument("--retrain-every", type=SEED, default=0,
+                   help="with --stream: train the solver's adapter again every N verified runs of a JIT arm, "
+                   "the stream paused meanwhile (default: 0, never)")
     p.add_argument("--fixed-seeds", default=None, type=top_k,
                    help="all | top:K — the K best seeds on the score split and the cheapest, when 13 "
                    "do not fit the budget")

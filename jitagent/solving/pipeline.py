@@ -169,9 +169,12 @@ class JitPipeline:
                              task_text: str = "", task_id: str = "", task_type: str | None = None,
                              tags: tuple[str, ...] = ()) -> Recorded:
         """An outcome someone reports (jitagent.solving.feedback): of the run recorded under `run_id`, else of
-        `harness_id` run elsewhere on the task `task_text` describes. The bank's admission decides."""
+        `harness_id` run elsewhere on the task `task_text` describes. The bank's admission decides; a run of
+        ours reported counts toward the adapter's next training like one verified here."""
         if run_id:
-            return await asyncio.to_thread(report_run, self.bank, run_id, report)
+            recorded = await asyncio.to_thread(report_run, self.bank, run_id, report)
+            self.retrainer.verified()
+            return recorded
         return await asyncio.to_thread(report_harness, self.bank, harness_id, task_text, report,
                                        task_id=task_id, task_type=task_type, tags=tags)
 

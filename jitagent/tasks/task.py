@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 from collections import defaultdict
 from importlib import resources
 from pathlib import Path
@@ -14,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from jitagent.common.safe_loading import NestingError, json_loads
 from jitagent.harness.spec import format_validation_error
 from jitagent.sandbox.tools import TOOL_NAMES
-from jitagent.tasks.suites.external import GENERATED, MAX_GYM_SIZE
+from jitagent.tasks.suites.external import GENERATED, MAX_GYM_SIZE, STREAM_SEED, STREAMS
 
 SPLITS = ("learn", "score", "final")
 MAX_PATTERN = 4096  # a regex verifier's pattern: compiled in the server process, so bounded
@@ -177,6 +178,21 @@ def load_suite(name_or_path: str, split: str | None = None) -> list[Task]:
         if split not in SPLITS:
             raise TaskFileError(f"unknown split {split!r}; splits: {list(SPLITS)}")
         tasks = [t for t in tasks if t.split == split]
+    return tasks
+
+
+def load_stream(name_or_path: str, per_family: int, seed: int = STREAM_SEED) -> list[Task]:
+    """A stream: `per_family` tasks of each family (task type) in a seeded, interleaved order. A generated
+    suite makes them with the stream's own seed; another gives its `final` tasks (`learn` and `score` are
+    the warm-up's and the screen's)."""
+    if name_or_path in STREAMS:
+        tasks = [Task.model_validate(record) for record in STREAMS[name_or_path](per_family, seed)]
+    else:
+        by_type: dict[str | None, list[Task]] = defaultdict(list)
+        for task in load_suite(name_or_path, "final"):
+            by_type[task.type].append(task)
+        tasks = [task for family in by_type.values() for task in family[:per_family]]
+    random.Random(seed).shuffle(tasks)
     return tasks
 
 

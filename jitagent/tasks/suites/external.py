@@ -22,6 +22,7 @@ GYM_GENERATORS = ("basic_arithmetic", "chain_sum", "gsm_symbolic", "letter_count
                   "spell_backward", "word_sorting", "caesar_cipher", "number_sorting", "propositional_logic")
 GYM_SPLIT_SEEDS = {"learn": 1101, "score": 2202, "final": 3303}
 GYM_SIZES = {"learn": 8, "score": 4, "final": 10}  # final: enough tasks per generator for a paired interval
+STREAM_SEED = 5005  # a stream's own seed by default: its tasks are none of the splits' (see `_stream_seed`)
 # A verifier's size is a task's field: what one request may make the server generate, and keep
 MAX_GYM_SIZE = 1000
 GYM_CACHE_ENTRIES = 4 * MAX_GYM_SIZE  # entries of every cached dataset together
@@ -68,6 +69,29 @@ def _gym_seed(name: str, split: str) -> int:
     return GYM_SPLIT_SEEDS[split] + zlib.crc32(name.encode()) % 1000
 
 
+def _stream_seed(name: str, seed: int) -> int:
+    """A family's seed for a stream: never one a split of the project uses for that family."""
+    family_seed = seed + zlib.crc32(name.encode()) % 1000
+    if family_seed in {_gym_seed(name, split) for split in GYM_SPLIT_SEEDS}:
+        raise ValueError(f"stream seed {seed} gives {name} a split's seed; pick another")
+    return family_seed
+
+
+def reasoning_gym_stream(per_family: int, seed: int = STREAM_SEED) -> list[dict]:
+    """`per_family` tasks of each generator, made with the stream's own seed (no split's), by family."""
+    if not 1 <= per_family <= MAX_GYM_SIZE:
+        raise ValueError(f"tasks per family: between 1 and {MAX_GYM_SIZE}, got {per_family}")
+    tasks = []
+    for name in GYM_GENERATORS:
+        family_seed = _stream_seed(name, seed)
+        for index, entry in enumerate(_gym_dataset(name, family_seed, per_family)):
+            tasks.append(dict(id=f"rg-{name}-stream{seed}-{index}", prompt=entry["question"], type=name,
+                              tags=["reasoning_gym"],
+                              verifier={"kind": "reasoning_gym", "dataset": name, "seed": family_seed,
+                                        "size": per_family, "index": index}))
+    return tasks
+
+
 def reasoning_gym_tasks() -> list[dict]:
     tasks = []
     for split, size in GYM_SIZES.items():
@@ -94,3 +118,4 @@ def reasoning_gym_answer(dataset: str, seed: int, size: int, index: int) -> str 
 
 
 GENERATED = {"humaneval": humaneval_tasks, "reasoning_gym": reasoning_gym_tasks}
+STREAMS = {"reasoning_gym": reasoning_gym_stream}  # suites that make as many tasks as a stream asks

@@ -7,6 +7,7 @@ import time
 from harness_bank import Outcome
 from harness_bank.router import RouterConfig
 from jitagent.harness.seeds import load_seeds
+from jitagent.improvement.retrain import RetrainConfig, Retrainer
 from jitagent.improvement.synthesis.synthesize import CandidateChecked, SynthesisConfig
 from jitagent.models.base import CancelToken
 from jitagent.models.scripted import ScriptedModel, instant_model
@@ -145,3 +146,26 @@ def test_a_reported_outcome_lands_on_the_run_by_its_id_or_on_a_named_harness(see
                                              task_text="Write a limerick.", task_type="poem"))
     assert (elsewhere.cluster, elsewhere.harness_id) == ("type:poem", SEEDS["react"].id)
     assert seeded_bank.stats()["outcomes"] == 2 and not by_run.decision.promote
+
+
+def test_a_run_reported_by_its_id_counts_toward_the_adapters_next_training(seeded_bank, monkeypatch):
+    """A client's report is how a stream's runs are verified: the retrainer counts it like a run verified
+    here; a free-form report on a harness run elsewhere is not the server's run and does not count."""
+    started = []
+
+    async def train(self):
+        started.append(self.since)
+    monkeypatch.setattr(Retrainer, "_train", train)
+    p = pipeline(seeded_bank, solver_replies=("Final answer: rivers run",) * 2,
+                 router=RouterConfig(synth_start=0, synth_floor=0), retrain=RetrainConfig(every=2))
+
+    async def stream():
+        for n in (1, 2):
+            poem = Task(id=f"u{n}", prompt=f"Write haiku number {n} about rivers.", type="poem")
+            result = await p.solve(poem)
+            assert p.retrainer.jobs == 0  # unverified: it waits for its report
+            await p.report_outcome(Report(1.0), run_id=result.run_id)
+        await p.report_outcome(Report(0.5, wall_s=1.0), harness_id=SEEDS["react"].id, task_text="A limerick.")
+        await p.settle()
+    asyncio.run(stream())
+    assert p.retrainer.jobs == 1 and p.retrainer.since == 0

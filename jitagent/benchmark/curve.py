@@ -1,0 +1,222 @@
+"""A stream read as a curve: per window of tasks, every arm's mean reward and strict pass rate, its paired
+difference against the best fixed seed (in hindsight, over the whole stream), tokens per task (prompt and
+completion apart), and the cumulative regret to the per-family hindsight oracle of the fixed arms.
+
+Only the stream positions every arm finished are read (a stream cut short is compared on its paired prefix);
+everything here is recomputed from the ledger's rows alone (`order` is a row's position in the stream).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from pathlib import Path
+
+from jitagent.benchmark.ledger import Ledger, total_tokens
+from jitagent.benchmark.stats import bootstrap_ci, known_mean, rank
+
+ORACLE = "per-family oracle"
+Rows = dict[str, dict[int, dict]]  # each arm's ledger rows by stream position
+
+
+def stream_rows(ledger: Ledger) -> Rows:
+    """Each stream arm's rows by position, over the positions every arm finished."""
+    by_arm: dict[str, dict[int, dict]] = defaultdict(dict)
+    for arm in ledger.arms():
+        if arm.startswith(("fixed:", "jit")):
+            for row in ledger.rows(arm):
+                if row.get("order") is not None and row["repeat"] == 0:
+                    by_arm[arm][row["order"]] = row
+    shared = set.intersection(*(set(rows) for rows in by_arm.values())) if by_arm else set()
+    return {arm: {k: rows[k] for k in sorted(shared)} for arm, rows in by_arm.items()}
+
+
+def best_fixed(rows: Rows) -> str | None:
+    """The fixed seed best over the whole stream (in hindsight): the paired baseline."""
+    fixed = [a for a in rows if a.startswith("fixed:")]
+    return min(fixed, key=lambda a: rank(list(rows[a].values())), default=None)
+
+
+def oracle(rows: Rows) -> dict[int, dict]:
+    """Per family, the fixed arm best over the family's stream tasks (an upper bound: it reads the stream)."""
+    fixed = [a for a in rows if a.startswith("fixed:")]
+    if not fixed:
+        return {}
+    families: dict[str, list[int]] = defaultdict(list)
+    for order, row in rows[fixed[0]].items():
+        families[row["type"]].append(order)
+    out = {}
+    for orders in families.values():
+        arm = min(fixed, key=lambda a: rank([rows[a][k] for k in orders]))
+        out |= {k: rows[arm][k] | {"arm": ORACLE} for k in orders}
+    return dict(sorted(out.items()))
+
+
+def paired(arm: dict[int, dict], base: dict[int, dict], orders: list[int]) -> tuple[float, float, float]:
+    """Mean reward difference arm − base over `orders`, with a paired bootstrap 95% interval."""
+    diffs = [arm[k]["reward"] - base[k]["reward"] for k in orders]
+    if not diffs:
+        return math.nan, math.nan, math.nan
+    low, high = bootstrap_ci(diffs)
+    return statistics.fmean(diffs), low, high
+
+
+def summary(units: list[dict]) -> dict:
+    """Mean reward, strict pass rate, tokens per task (all, prompt, completion), wall time, out of budget."""
+    return {"reward": statistics.fmean(r["reward"] for r in units),
+            "strict": statistics.fmean(bool(r["passed"]) for r in units),
+            "tokens": known_mean([r | {"total": total_tokens(r)} for r in units], "total"),
+            "prompt": known_mean(units, "prompt_tokens"),
+            "completion": known_mean(units, "completion_tokens"),
+            "wall_s": known_mean(units, "wall_s"),
+            "exhausted": sum(bool(r.get("budget_exhausted")) for r in units)}
+
+
+def windows(orders: list[int], size: int) -> list[list[int]]:
+    return [orders[i:i + size] for i in range(0, len(orders), size)]
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None or math.isnan(x) else f"{100 * x:.1f}%"
+
+
+def _diff(d: tuple[float, float, float]) -> str:
+    mean, low, high = d
+    return "–" if math.isnan(mean) else f"{100 * mean:+.1f} ({100 * low:+.1f} to {100 * high:+.1f})"
+
+
+def _num(x: float | None) -> str:
+    return "–" if x is None else f"{x:,.0f}"
+
+
+def curve_report(ledger: Ledger, window: int, out: Path, command: str) -> str:
+    rows = stream_rows(ledger)
+    if not rows or not next(iter(rows.values())):
+        return "No stream position was finished by every arm yet."
+    base_arm = best_fixed(rows)
+    arms = sorted(rows, key=lambda a: (not a.startswith("fixed:"), a))
+    if base_arm is not None:
+        rows[ORACLE] = oracle(rows)
+        arms.append(ORACLE)
+    orders = list(rows[arms[0]])
+    parts = [f"`{command}`", "",
+             f"{len(orders)} stream tasks finished by every arm; best fixed seed over the stream (in "
+             f"hindsight, the paired baseline): {base_arm or '–'}; {ORACLE}: the best fixed arm per family "
+             "over the stream (an upper bound, it reads the stream's answers)."]
+    last = orders[-min(300, len(orders) // 2 or 1):]
+    for title, span in (("Whole stream", orders), (f"Last {len(last)} tasks", last)):
+        parts += ["", f"{title}:", "", span_table(rows, arms, base_arm, span)]
+    cuts = windows(orders, window)
+    parts += ["", window_tables(rows, arms, base_arm, cuts)]
+    if base_arm is not None:
+        parts += ["", f"Cumulative regret to the {ORACLE} (reward points lost) at each window's end:", "",
+                  "| arm | " + " | ".join(str(c[-1] + 1) for c in cuts) + " |", "|---|" + "---|" * len(cuts)]
+        for arm in arms[:-1]:
+            regret = regret_curve(rows[arm], rows[ORACLE], orders)
+            ends = [regret[orders.index(c[-1])] for c in cuts]
+            parts.append(f"| {arm} | " + " | ".join(f"{r:.1f}" for r in ends) + " |")
+    parts += ["", per_family(rows, arms), "", routes(rows, arms)]
+    figure = draw(rows, arms, base_arm, cuts, out / "stream-curve.png", command)
+    return "\n".join(parts + ["", f"![stream curve]({figure.name})"])
+
+
+def span_table(rows: Rows, arms: list[str], base_arm: str | None, span: list[int]) -> str:
+    """Every arm over some stream positions, against the best fixed seed and the oracle (paired)."""
+    base = rows.get(base_arm, {})
+    lines = ["| arm | mean reward | strict pass | vs best fixed (paired 95% CI) | vs oracle | tokens/task | "
+             "prompt | completion | × best's tokens | wall s/task | out of budget |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    base_tokens = summary([base[k] for k in span])["tokens"] if base else None
+    for arm in arms:
+        s = summary([rows[arm][k] for k in span])
+        ratio = f"{s['tokens'] / base_tokens:.2f}" if s["tokens"] and base_tokens else "–"
+        lines.append(f"| {arm} | {_pct(s['reward'])} | {_pct(s['strict'])} | "
+                     f"{_diff(paired(rows[arm], base, span)) if base else '–'} | "
+                     f"{_diff(paired(rows[arm], rows[ORACLE], span)) if base else '–'} | "
+                     f"{_num(s['tokens'])} | {_num(s['prompt'])} | {_num(s['completion'])} | {ratio} | "
+                     f"{s['wall_s']:.1f} | {s['exhausted']} |")
+    return "\n".join(lines)
+
+
+def window_tables(rows: Rows, arms: list[str], base_arm: str | None,
+                  cuts: list[list[int]]) -> str:
+    """Per window: mean reward (strict pass), the paired difference against the best fixed seed; tokens."""
+    base = rows.get(base_arm, {})
+    head = ["| arm | " + " | ".join(f"{c[0] + 1}–{c[-1] + 1}" for c in cuts) + " |",
+            "|---|" + "---|" * len(cuts)]
+    lines = [f"Per window of {len(cuts[0])} tasks: mean reward (strict pass), and the paired difference "
+             f"against {base_arm or 'the best fixed seed'}:", "", *head]
+    for arm in arms:
+        cells = []
+        for cut in cuts:
+            s = summary([rows[arm][k] for k in cut])
+            cells.append(f"{_pct(s['reward'])} ({_pct(s['strict'])})"
+                         + (f", {_diff(paired(rows[arm], base, cut))}" if base and arm != base_arm else ""))
+        lines.append(f"| {arm} | " + " | ".join(cells) + " |")
+    lines += ["", "Tokens per task per window (execution, synthesis and repair):", "", *head]
+    for arm in arms:
+        lines.append(f"| {arm} | " + " | ".join(_num(summary([rows[arm][k] for k in c])["tokens"])
+                                                for c in cuts) + " |")
+    return "\n".join(lines)
+
+
+def regret_curve(arm: dict[int, dict], best: dict[int, dict], orders: list[int]) -> list[float]:
+    total, out = 0.0, []
+    for k in orders:
+        total += best[k]["reward"] - arm[k]["reward"]
+        out.append(total)
+    return out
+
+
+def per_family(rows: Rows, arms: list[str]) -> str:
+    families = sorted({r["type"] for r in next(iter(rows.values())).values()})
+    lines = ["Mean reward per family over the stream:", "",
+             "| arm | " + " | ".join(families) + " |", "|---|" + "---|" * len(families)]
+    for arm in arms:
+        cells = []
+        for family in families:
+            units = [r for r in rows[arm].values() if r["type"] == family]
+            cells.append(f"{statistics.fmean(r['reward'] for r in units):.2f}")
+        lines.append(f"| {arm} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def routes(rows: Rows, arms: list[str]) -> str:
+    """How the JIT arms' tasks were routed, and how many were shown examples."""
+    lines = ["The JIT arms' routes and examples over the stream:", "", "| arm | routes | shown examples |",
+             "|---|---|---|"]
+    for arm in (a for a in arms if a.startswith("jit")):
+        counts: dict[str, int] = defaultdict(int)
+        for r in rows[arm].values():
+            counts[r["route"]] += 1
+        shown = sum(bool(r.get("examples")) for r in rows[arm].values())
+        lines.append(f"| {arm} | {', '.join(f'{k} {v}' for k, v in sorted(counts.items()))} | {shown} |")
+    return "\n".join(lines)
+
+
+def draw(rows: Rows, arms: list[str], base_arm: str | None, cuts: list[list[int]],
+         path: Path, command: str) -> Path:
+    """Success per window and cumulative regret to the per-family oracle, every arm."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    ends = [c[-1] + 1 for c in cuts]
+    orders = list(next(iter(rows.values())))
+    for arm in arms:
+        left.plot(ends, [summary([rows[arm][k] for k in c])["reward"] for c in cuts], marker="o", label=arm)
+        if base_arm is not None and arm != ORACLE:
+            right.plot([k + 1 for k in orders], regret_curve(rows[arm], rows[ORACLE], orders), label=arm)
+    left.set(xlabel="stream position (end of window)", ylabel="mean reward in the window", ylim=(0, 1))
+    right.set(xlabel="stream position", ylabel=f"cumulative regret to the {ORACLE}")
+    for ax in (left, right):
+        ax.grid(alpha=0.3)
+    left.legend(fontsize=8)
+    fig.suptitle(command, fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

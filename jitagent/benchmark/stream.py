@@ -1,0 +1,210 @@
+"""`jitagent bench --stream K`: the product as a long stream meets it — K tasks of every family of a suite in
+a seeded, interleaved order, answered one at a time, each scored before the next.
+
+Every arm answers stream task k before any arm sees task k+1, so a stream cut short leaves every arm the
+same tasks (paired) and machine load falls on every arm alike. The fixed arms are the `score` screen's best
+seeds and the cheapest (`--fixed-seeds top:K`). A JIT arm starts from the bank its name says
+(`Bench.start_bank`: the seeds, or a warm-up on `learn` whose size the report states) and meets each task
+as a client's call: the task goes in without its verifier, the bench checks the answer as the client would
+and reports the reward by the run's id. Nothing reads the stream ahead of time: its tasks are made with a
+seed of their own, never a split's.
+
+Resumable mid-stream: units are appended to `results.jsonl` as they finish and each JIT arm's bank stays in
+`<arm>-stream.db`, so a stream stopped at task k goes on from k with its bank as it was. With
+`retrain_every`, the solver's adapter is trained again on the stream's verified runs every M of them
+(`improvement.retrain`) and the stream pauses while it trains (as if training ran on another machine); the
+training's wall time is counted apart in `training.jsonl`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import sys
+import time
+from dataclasses import dataclass
+
+from harness_bank.bank import copy_bank
+from jitagent.benchmark.arms import STREAMED_ARMS, WARMED_ARMS
+from jitagent.benchmark.curve import curve_report
+from jitagent.benchmark.ledger import exhausted_in_synthesis, unit_row
+from jitagent.benchmark.runner import Bench, BenchConfig
+from jitagent.benchmark.stats import summarize
+from jitagent.improvement.retrain import RetrainConfig
+from jitagent.models.base import Cancelled, ModelClient
+from jitagent.sandbox.launch import Workspace
+from jitagent.solving.config import PipelineConfig
+from jitagent.solving.feedback import Report
+from jitagent.solving.pipeline import JitPipeline
+from jitagent.tasks.suites.external import STREAM_SEED
+from jitagent.tasks.task import Task, VerifierSpec, load_stream
+from jitagent.tasks.verifiers import verify
+
+
+@dataclass
+class StreamConfig:
+    per_family: int
+    seed: int = STREAM_SEED
+    window: int = 100  # tasks per point of the curve
+    retrain_every: int = 0  # verified runs between two adapter trainings (0: never)
+
+
+class Stream:
+    """One stream through `bench`'s arms (its config says which, its screen which seeds are fixed)."""
+
+    def __init__(self, bench: Bench, config: StreamConfig):
+        if unknown := set(bench.config.arms) - set(STREAMED_ARMS):
+            raise ValueError(f"a stream runs the arms {list(STREAMED_ARMS)}, not {sorted(unknown)}")
+        self.bench, self.config = bench, config
+        self.tasks = load_stream(bench.config.suite, config.per_family, config.seed)
+
+    async def run(self, progress: bool = True) -> None:
+        bench = self.bench
+        with Units(len(self.tasks), enabled=progress) as units:
+            bench.bar = units.bar
+            await bench.screen()
+            fixed = bench.fixed_seeds() if "fixed" in bench.config.arms else []
+            pipelines = {arm: await self._pipeline(arm) for arm in bench.config.arms if arm.startswith("jit")}
+            try:
+                for order, task in enumerate(self.tasks):
+                    rows = [await self._fixed(name, task, order) for name in fixed]
+                    rows += [await self._jit(arm, pipeline, task, order)
+                             for arm, pipeline in pipelines.items()]
+                    units.done(order, task, [r for r in rows if r is not None])
+            finally:
+                for pipeline in pipelines.values():
+                    pipeline.bank.close()
+
+    async def _pipeline(self, arm: str) -> JitPipeline:
+        """The arm's pipeline on its stream's bank: made from its start bank once, then as the stream
+        left it."""
+        path = self.bench.config.out / f"{arm}-stream.db"
+        if not path.exists():
+            start = await self.bench.start_bank(arm)
+            if start is not None:
+                copy_bank(start, path)
+        retrain = RetrainConfig(every=self.config.retrain_every)
+        return self.bench.stream_pipeline(path, config=PipelineConfig(retrain=retrain))
+
+    async def _fixed(self, name: str, task: Task, order: int) -> dict | None:
+        arm = f"fixed:{name}"
+        if self.bench.ledger.done(arm, task.id, 0):
+            return None
+        row, _ = await self.bench._execute(arm, self.bench.seeds[name], task, 0, order=order)
+        self.bench.ledger.add(row)
+        return row
+
+    async def _jit(self, arm: str, pipeline: JitPipeline, task: Task, order: int) -> dict | None:
+        """The task as a client sends it (no verifier), its answer checked here and the reward reported by
+        run id; then, where an adapter is training, the stream waits for it."""
+        if self.bench.ledger.done(arm, task.id, 0):
+            return None
+        start = time.monotonic()
+        deadline = start + self.bench.config.budget_s
+        blind = task.model_copy(update={"verifier": VerifierSpec(kind="none")})
+        try:
+            result = await pipeline.solve(blind, seed=0, deadline=deadline)
+        except (Cancelled, TimeoutError):
+            if time.monotonic() < deadline:
+                raise
+            row = exhausted_in_synthesis(arm, task, 0, order, time.monotonic() - start)
+        else:
+            run = result.run
+            verdict = await checked(task, run.answer)
+            exhausted = run.interrupted and time.monotonic() >= deadline
+            if verdict.reward is not None and (run.error is None or exhausted):  # out of budget: a real 0
+                await pipeline.report_outcome(Report(verdict.reward, verdict.detail), run_id=result.run_id)
+            run = dataclasses.replace(run, reward=verdict.reward, passed=verdict.passed,
+                                      verdict=verdict.detail)
+            row = unit_row(arm, task, 0, run, budget_exhausted=exhausted, route=result.route,
+                           harness=result.harness.id, synthesis=result.synthesis_cost, order=order,
+                           examples=len(result.examples))
+            self.bench.ledger.trace(row, run, harness=result.harness.name, route=result.route,
+                                    examples=list(result.examples))
+        self.bench.ledger.add(row)
+        await self._train_if_due(arm, pipeline, order)
+        return row
+
+    async def _train_if_due(self, arm: str, pipeline: JitPipeline, order: int) -> None:
+        """Where the last report started the adapter's training, the stream waits for it; its wall time is
+        the training's, counted apart."""
+        job = pipeline.retrainer.job
+        if job is None or job.done():
+            return
+        start = time.monotonic()
+        await pipeline.settle()
+        with (self.bench.config.out / "training.jsonl").open("a") as f:
+            f.write(json.dumps({"arm": arm, "after": order, "wall_s": round(time.monotonic() - start, 1),
+                                "job": pipeline.retrainer.jobs}) + "\n")
+
+
+    def report(self, command: str) -> str:
+        """The curve (curve.py), then where the JIT arms started and the screen that chose the fixed seeds."""
+        from jitagent.benchmark.report import markdown
+
+        ledger, out = self.bench.ledger, self.bench.config.out
+        text = curve_report(ledger, self.config.window, out, command)
+        warmed = [a for a in ledger.arms() if a.startswith(("warm:", "warm-examples:"))]
+        if warmed and set(self.bench.config.arms) & set(WARMED_ARMS):
+            units = [r for a in warmed for r in ledger.rows(a)]
+            text += (f"\n\nThe warmed JIT arms started from a bank warmed on "
+                     f"{len(self.bench.tasks('learn'))} `learn` tasks (never the stream's) by {len(warmed)} "
+                     f"harnesses: {len(units)} units, {sum(r['wall_s'] for r in units) / 60:.1f} min."
+                     f"\n\n{markdown(summarize(ledger, warmed))}")
+        else:
+            text += "\n\nThe JIT arms started from the seeds (no warm-up)."
+        screen = summarize(ledger, [f"score:{n}" for n in self.bench.seeds])
+        if screen:
+            text += f"\n\nScreen on `score` (chose the fixed seeds):\n\n{markdown(screen)}"
+        training = out / "training.jsonl"
+        if training.exists():
+            jobs = [json.loads(line) for line in training.read_text().splitlines()]
+            text += (f"\n\nAdapter trainings (the stream paused while each ran): {len(jobs)}, "
+                     f"{sum(j['wall_s'] for j in jobs) / 60:.1f} min in all, after tasks "
+                     + ", ".join(str(j["after"] + 1) for j in jobs) + ".")
+        (out / "report.md").write_text(text + "\n")
+        return text
+
+
+def run_stream(config: BenchConfig, stream: StreamConfig, solver: ModelClient, meta: ModelClient,
+               command: str) -> str:
+    run = Stream(Bench(config, solver, meta), stream)
+    asyncio.run(run.run())
+    return run.report(command)
+
+
+async def checked(task: Task, answer: str | None):
+    """The task's verdict on an answer, as its client would check it (in a workspace of the task's files)."""
+    workspace = Workspace(task.files)
+    try:
+        return await verify(task, answer, workspace)
+    finally:
+        workspace.close()
+
+
+class Units:
+    """Progress over the stream: a bar on a terminal, else one line per stream task (a piped run says where it
+    is). `bar` is what `Bench` draws its set-up steps (screen, warm-up) on."""
+
+    def __init__(self, total: int, enabled: bool = True):
+        from rich.progress import Progress
+
+        self.total, self.enabled = total, enabled
+        self.lines = enabled and not sys.stderr.isatty()
+        self.bar = Progress(disable=not enabled or self.lines, transient=True)
+        self.job = None
+
+    def __enter__(self) -> Units:
+        self.bar.__enter__()
+        self.job = self.bar.add_task("stream", total=self.total)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.bar.__exit__(*exc)
+
+    def done(self, order: int, task: Task, rows: list[dict]) -> None:
+        self.bar.advance(self.job)
+        if self.lines and rows:
+            said = ", ".join(f"{r['arm']} {r['reward']:.2f}" for r in rows)
+            print(f"[{order + 1}/{self.total}] {task.id}: {said}", file=sys.stderr, flush=True)

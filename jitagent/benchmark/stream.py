@@ -184,15 +184,15 @@ async def checked(task: Task, answer: str | None):
 
 
 class Units:
-    """Progress over the stream: a bar on a terminal, else one line per stream task (a piped run says where it
-    is). `bar` is what `Bench` draws its set-up steps (screen, warm-up) on."""
+    """Progress over the stream: a bar on a terminal, else one line per unit (a piped run says where it is).
+    `bar` is what `Bench` draws its set-up steps (screen, warm-up) on."""
 
     def __init__(self, total: int, enabled: bool = True):
         from rich.progress import Progress
 
-        self.total, self.enabled = total, enabled
+        self.total = total
         self.lines = enabled and not sys.stderr.isatty()
-        self.bar = Progress(disable=not enabled or self.lines, transient=True)
+        self.bar = Lines() if self.lines else Progress(disable=not enabled, transient=True)
         self.job = None
 
     def __enter__(self) -> Units:
@@ -204,7 +204,30 @@ class Units:
         self.bar.__exit__(*exc)
 
     def done(self, order: int, task: Task, rows: list[dict]) -> None:
-        self.bar.advance(self.job)
-        if self.lines and rows:
-            said = ", ".join(f"{r['arm']} {r['reward']:.2f}" for r in rows)
-            print(f"[{order + 1}/{self.total}] {task.id}: {said}", file=sys.stderr, flush=True)
+        if self.lines:
+            said = ", ".join(f"{r['arm']} {r['reward']:.2f}" for r in rows) or "done before"
+            print(f"[stream {order + 1}/{self.total}] {task.id}: {said}", file=sys.stderr, flush=True)
+        else:
+            self.bar.advance(self.job)
+
+
+class Lines:
+    """A progress bar's calls as one line per unit on stderr, for a run whose output is piped."""
+
+    def __init__(self):
+        self.jobs: dict[int, list] = {}
+
+    def __enter__(self) -> Lines:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+    def add_task(self, name: str, total: int) -> int:
+        self.jobs[len(self.jobs)] = [name, 0, total]
+        return len(self.jobs) - 1
+
+    def advance(self, job: int, units: int = 1) -> None:
+        name, done, total = self.jobs[job]
+        self.jobs[job][1] = done = done + units
+        print(f"[{name} {done}/{total}]", file=sys.stderr, flush=True)

@@ -107,3 +107,12 @@ def test_the_curve_pairs_by_position_picks_the_best_fixed_in_hindsight_and_the_o
     assert [best[k]["reward"] for k in range(4)] == [1, 1, 1, 0]
     assert paired(rows["jit"], rows["fixed:x"], [0, 1, 2, 3])[0] == 0.5
     assert regret_curve(rows["fixed:x"], best, [0, 1, 2, 3]) == [0, 1, 1, 1]
+
+
+def test_a_piped_stream_prints_a_line_per_unit_of_the_screen_the_warm_up_and_the_stream(tmp_path, capsys):
+    stream = make_stream(tmp_path, arms=("fixed", "jit_examples"))
+    asyncio.run(stream.run(progress=True))  # stderr is captured here: not a terminal
+    err = capsys.readouterr().err.splitlines()
+    assert sum(x.startswith("[stream ") for x in err) == 6
+    assert any(x.startswith("[score:direct ") for x in err) and any(x.startswith("[warm ") for x in err)
+    assert err[-1].startswith("[stream 6/6] ") and "jit_examples" in err[-1]

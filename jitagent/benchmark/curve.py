@@ -8,13 +8,16 @@ everything here is recomputed from the ledger's rows alone (`order` is a row's p
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
 from collections import defaultdict
 from pathlib import Path
 
+from harness_bank.router import ROUTES
 from jitagent.benchmark.ledger import Ledger, total_tokens
 from jitagent.benchmark.stats import bootstrap_ci, known_mean, rank
+from jitagent.common.usage import known_sum
 
 ORACLE = "per-family oracle"
 Rows = dict[str, dict[int, dict]]  # each arm's ledger rows by stream position
@@ -73,6 +76,12 @@ def summary(units: list[dict]) -> dict:
             "exhausted": sum(bool(r.get("budget_exhausted")) for r in units)}
 
 
+def trainings(out: Path) -> list[dict]:
+    """The adapter trainings a stream paused for (`training.jsonl`), in order."""
+    path = out / "training.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
 def windows(orders: list[int], size: int) -> list[list[int]]:
     return [orders[i:i + size] for i in range(0, len(orders), size)]
 
@@ -116,7 +125,8 @@ def curve_report(ledger: Ledger, window: int, out: Path, command: str) -> str:
             regret = regret_curve(rows[arm], rows[ORACLE], orders)
             ends = [regret[orders.index(c[-1])] for c in cuts]
             parts.append(f"| {arm} | " + " | ".join(f"{r:.1f}" for r in ends) + " |")
-    parts += ["", per_family(rows, arms), "", routes(rows, arms)]
+    after = [job["after"] for job in trainings(out)]
+    parts += ["", per_family(rows, arms), "", changes(rows, arms, cuts, after)]
     figure = draw(rows, arms, base_arm, cuts, out / "stream-curve.png", command)
     return "\n".join(parts + ["", f"![stream curve]({figure.name})"])
 
@@ -182,16 +192,22 @@ def per_family(rows: Rows, arms: list[str]) -> str:
     return "\n".join(lines)
 
 
-def routes(rows: Rows, arms: list[str]) -> str:
-    """How the JIT arms' tasks were routed, and how many were shown examples."""
-    lines = ["The JIT arms' routes and examples over the stream:", "", "| arm | routes | shown examples |",
-             "|---|---|---|"]
+def changes(rows: Rows, arms: list[str], cuts: list[list[int]], trainings: list[int]) -> str:
+    """What changed when, per window of each JIT arm: its routes, the tasks shown verified solutions, the
+    synthesis and repair tokens it spent, and the adapter trainings that ended in it."""
+    lines = ["What changed when (JIT arms, per window): routes (exploit / explore / synthesized / fallback / "
+             "variant), tasks shown examples, synthesis + repair tokens per task, adapter trainings:", "",
+             "| arm | window | routes | shown examples | synthesis tokens/task | trainings |",
+             "|---|---|---|---|---|---|"]
     for arm in (a for a in arms if a.startswith("jit")):
-        counts: dict[str, int] = defaultdict(int)
-        for r in rows[arm].values():
-            counts[r["route"]] += 1
-        shown = sum(bool(r.get("examples")) for r in rows[arm].values())
-        lines.append(f"| {arm} | {', '.join(f'{k} {v}' for k, v in sorted(counts.items()))} | {shown} |")
+        for cut in cuts:
+            units = [rows[arm][k] for k in cut]
+            counts = " / ".join(str(sum(r["route"] == route for r in units)) for route in ROUTES)
+            spent = known_mean([r | {"spent": known_sum(r["synthesis_tokens"], r["repair_tokens"])}
+                                for r in units], "spent")
+            trained = sum(cut[0] <= k <= cut[-1] for k in trainings)
+            lines.append(f"| {arm} | {cut[0] + 1}–{cut[-1] + 1} | {counts} | "
+                         f"{sum(bool(r.get('examples')) for r in units)} | {_num(spent)} | {trained} |")
     return "\n".join(lines)
 
 

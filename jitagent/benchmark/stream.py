@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from harness_bank.bank import copy_bank
 from jitagent.benchmark.arms import STREAMED_ARMS, WARMED_ARMS
-from jitagent.benchmark.curve import curve_report
+from jitagent.benchmark.curve import curve_report, trainings
 from jitagent.benchmark.ledger import exhausted_in_synthesis, unit_row
 from jitagent.benchmark.runner import Bench, BenchConfig
 from jitagent.benchmark.stats import summarize
@@ -157,9 +157,7 @@ class Stream:
         screen = summarize(ledger, [f"score:{n}" for n in self.bench.seeds])
         if screen:
             text += f"\n\nScreen on `score` (chose the fixed seeds):\n\n{markdown(screen)}"
-        training = out / "training.jsonl"
-        if training.exists():
-            jobs = [json.loads(line) for line in training.read_text().splitlines()]
+        if jobs := trainings(out):
             text += (f"\n\nAdapter trainings (the stream paused while each ran): {len(jobs)}, "
                      f"{sum(j['wall_s'] for j in jobs) / 60:.1f} min in all, after tasks "
                      + ", ".join(str(j["after"] + 1) for j in jobs) + ".")

@@ -8,6 +8,7 @@ import pytest
 from jitagent.benchmark.curve import ORACLE, best_fixed, oracle, paired, regret_curve, stream_rows
 from jitagent.benchmark.ledger import Ledger
 from jitagent.benchmark.stream import Stream, StreamConfig
+from jitagent.improvement.retrain import Retrainer
 from jitagent.tasks.suites.external import GYM_SPLIT_SEEDS, _gym_seed, _stream_seed
 from jitagent.tasks.task import load_stream
 
@@ -37,6 +38,7 @@ def test_every_arm_answers_the_same_stream_position_by_position_and_jit_outcomes
     assert "Whole stream:" in text and "Last 3 tasks:" in text and f"| {ORACLE} |" in text
     assert "| arm | 1–2 | 3–4 | 5–6 |" in text  # windows of 2
     assert "Cumulative regret" in text and "strict pass" in text
+    assert "| jit_stream | 1–2 | " in text  # what changed when, per window
     assert (tmp_path / "out" / "stream-curve.png").stat().st_size > 0
     assert (tmp_path / "out" / "report.md").read_text().startswith("`jitagent bench --stream 3`")
 
@@ -116,3 +118,18 @@ def test_a_piped_stream_prints_a_line_per_unit_of_the_screen_the_warm_up_and_the
     assert sum(x.startswith("[stream ") for x in err) == 6
     assert any(x.startswith("[score:direct ") for x in err) and any(x.startswith("[warm ") for x in err)
     assert err[-1].startswith("[stream 6/6] ") and "jit_examples" in err[-1]
+
+
+def test_the_stream_pauses_while_its_adapter_trains_and_counts_the_training_apart(tmp_path, monkeypatch):
+    trained = []
+
+    async def train(self):  # the real training is tested in improvement/test_retrain.py
+        await asyncio.sleep(0.05)
+        trained.append(self.jobs)
+    monkeypatch.setattr(Retrainer, "_train", train)
+    bench = make_bench(tmp_path, arms=("fixed", "jit_stream"), per_split={"final": 3}, fixed_top=1)
+    stream = Stream(bench, StreamConfig(per_family=3, window=2, retrain_every=2))
+    asyncio.run(stream.run(progress=False))
+    jobs = [json.loads(x) for x in (tmp_path / "out" / "training.jsonl").read_text().splitlines()]
+    assert trained == [1, 2, 3] and [j["after"] for j in jobs] == [1, 3, 5]  # every 2 reports, awaited
+    assert "Adapter trainings (the stream paused while each ran): 3" in stream.report("bench")

@@ -139,8 +139,10 @@ def task_options(*, checks: bool) -> argparse.ArgumentParser:
                            help="the right answer: a number is compared numerically, anything else exactly")
         group.add_argument("--verifier", metavar="JSON",
                            help='any verifier as JSON, e.g. \'{"kind": "regex", "pattern": "^4"}\'')
+        p.add_argument("--check", action="store_true",
+                       help="exit 1 when the verifier fails the answer (a script can branch on it)")
     else:
-        p.set_defaults(expect=None, verifier=None)
+        p.set_defaults(expect=None, verifier=None, check=False)
     return p
 
 

@@ -41,7 +41,8 @@ def pipeline_for(args, learn: bool):
 def print_result(data: dict, out) -> None:
     """A solve's result (`SolveResult.to_dict()`) for a person."""
     out.print(Text.assemble(("route", "bold"), f": {data['route']}   ", ("harness", "bold"),
-                            f": {data['harness_name']} ({data['harness_id']})   cluster: {data['cluster']}"),
+                            f": {data['harness_name']} ({data['harness_id']})   cluster: {data['cluster']}"
+                            + (f"   run: {data['run_id']}" if data.get("run_id") else "")),
               soft_wrap=True)
     if data["reason"]:
         out.print(f"selection: {data['reason']}", soft_wrap=True)
@@ -120,8 +121,11 @@ def cmd_synthesize(args) -> int:
 
 def cmd_solve(args) -> int:
     """Route the task (synthesizing where the router explores) and run it, or, with --harness, run that
-    harness as it is: no routing, no bank. The events go to stderr as they happen, the result to stdout."""
+    harness as it is: no routing, no bank. The events go to stderr as they happen, the result to stdout.
+    With --check the exit status is 1 where the task's verifier failed the answer."""
     task = task_from_args(args)
+    if args.check and task.verifier.kind == "none":
+        raise Failure("--check needs --expect or --verifier: without one nothing checks the answer", USAGE)
     result = run_given(args, task) if args.harness else solved_by_pipeline(args, task, execute=True).to_dict()
     text = json.dumps(result, indent=2, default=str)
     if args.out:
@@ -136,7 +140,8 @@ def cmd_solve(args) -> int:
                         soft_wrap=True)
     else:
         print_result(result, console())
-    return 0
+    passed = (result["result"] if args.harness else result)["passed"]
+    return 1 if args.check and not passed else 0
 
 
 def run_given(args, task) -> dict:

@@ -1,6 +1,7 @@
 """`jitagent synthesize` and `jitagent solve` as a user runs them (scripted instant models, a real bank)."""
 
 import json
+import re
 import shutil
 import socket
 import subprocess
@@ -66,6 +67,19 @@ def test_solve_with_an_expected_answer_is_verified(tmp_path):
     assert result["reward"] == 0.0 and result["run_id"]  # verified: the model answers 0
 
 
+def test_solve_check_exits_1_when_the_verifier_fails_the_answer_and_prints_the_run_id(tmp_path):
+    args = ("--meta-model", "scripted", "--no-dry-run", "--n", "1", "--data-dir", str(tmp_path))
+    wrong = jitagent("solve", "What is 2 + 2?", "--expect", "4", "--check", *args)
+    assert wrong.returncode == 1 and "reward: 0" in wrong.stdout, wrong.stderr  # a script can branch on it
+    assert re.search(r"   run: [0-9a-f]{32}\n", wrong.stdout)  # the id a report names
+    assert jitagent("solve", "What is 2 + 2?", "--harness", "direct", "--expect", "4", "--check",
+                    *args).returncode == 1
+    unchecked = jitagent("solve", "What is 2 + 2?", "--check", *args)
+    assert unchecked.returncode == 2
+    assert unchecked.stderr.strip() == ("jitagent solve: --check needs --expect or --verifier: without one "
+                                        "nothing checks the answer")
+
+
 def test_a_model_endpoint_with_nothing_listening_is_one_line(tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -79,8 +93,9 @@ def test_a_model_endpoint_with_nothing_listening_is_one_line(tmp_path):
 
 
 def test_local_solve_streams_the_events_client_solve_shows_and_takes_the_task_from_stdin(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "jitagent", "solve", "-", "--expect", "0", "--meta-model",
-                           "scripted", "--no-dry-run", "--n", "1", "--data-dir", str(tmp_path)],
+    done = subprocess.run([sys.executable, "-m", "jitagent", "solve", "-", "--expect", "0", "--check",
+                           "--meta-model", "scripted", "--no-dry-run", "--n", "1", "--data-dir",
+                           str(tmp_path)],
                           input="What is 0 + 0?\n", capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     events = [line.split(":")[0] for line in done.stderr.splitlines()]

@@ -164,6 +164,14 @@ def model_object(name: str) -> dict:
     return {"id": name, "object": "model", "created": 0, "owned_by": "jitagent"}
 
 
+def reply(solved: Solved) -> str:
+    """What the agent reads: the answer, or, where the harness gave none, that it gave none and why (an
+    empty reply reads as an answer of nothing)."""
+    if solved.answer is not None:
+        return solved.answer
+    return "[jitagent: the harness gave no answer" + (f" ({solved.error})" if solved.error else "") + "]"
+
+
 def usage_of(solved: Solved) -> dict | None:
     """Every token the solve took; absent where a part is unknown, never 0."""
     total = solved.total_cost
@@ -307,7 +315,7 @@ class OpenAIDoor:
                 return
             head = {"id": run_id, "object": "chat.completion.chunk", "created": int(time.time()),
                     "model": model, "jitagent": solved.model_dump(mode="json")}
-            delta = {"role": "assistant", "content": solved.answer or ""}
+            delta = {"role": "assistant", "content": reply(solved)}
             yield _event(head | {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
             yield _event(head | {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
             if include_usage and (usage := usage_of(solved)) is not None:
@@ -321,7 +329,7 @@ class OpenAIDoor:
     def _completion(solved: Solved, model: str) -> dict:
         completion: dict[str, Any] = {
             "id": solved.run_id, "object": "chat.completion", "created": int(time.time()), "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": solved.answer or ""},
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": reply(solved)},
                          "finish_reason": "stop"}],
             "jitagent": solved.model_dump(mode="json")}
         if (usage := usage_of(solved)) is not None:

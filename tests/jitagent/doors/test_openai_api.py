@@ -12,6 +12,8 @@ import openai
 import pytest
 from openai import AsyncOpenAI
 
+from jitagent.doors.openai_http import reply
+from jitagent.solving.result import Solved, Spent
 from jitagent.tasks.task import MAX_PROMPT_CHARS
 
 from .conftest import running
@@ -137,3 +139,15 @@ def warm(bank) -> None:
         bank.record_outcome(Outcome(harness_id=seed.id, task_id=f"sum-{i}", task_text=f"{i} + {i + 1} =",
                                     reward=1.0, prompt_tokens=100, completion_tokens=20, wall_s=2.0,
                                     cluster="type:chain_sum", task_type="chain_sum"))
+
+
+def test_a_run_with_no_answer_says_so_in_the_reply_the_agent_reads():
+    spent = Spent(prompt_tokens=5, completion_tokens=5, wall_s=0.1)
+    solved = Solved(run_id="r", task_id="t", route="exploit", harness_id="h", harness_name="direct",
+                    cluster="c", answer=None, passed=None, reward=None, verdict="", error=None,
+                    interrupted=False, cost=spent, total_cost=spent, wall_s=0.1, bank_decision="",
+                    examples=())
+    assert reply(solved) == "[jitagent: the harness gave no answer]"  # never an empty reply
+    failed = solved.model_copy(update={"error": "model failed: timed out"})
+    assert reply(failed) == "[jitagent: the harness gave no answer (model failed: timed out)]"
+    assert reply(solved.model_copy(update={"answer": "42"})) == "42"

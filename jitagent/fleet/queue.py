@@ -68,6 +68,16 @@ class Entry:
     deliveries: int  # this delivery included
 
 
+# A command's reply may take this long: longer than any blocking read it sends (redis-py 8 defaults to 5 s,
+# which cut a 5 s blocking read off as "Timeout reading")
+SOCKET_TIMEOUT_S = 30.0
+MAX_BLOCK_S = SOCKET_TIMEOUT_S / 2
+
+
+def block_ms(block_s: float) -> int:
+    return max(1, int(min(block_s, MAX_BLOCK_S) * 1000))
+
+
 class TaskQueue:
     def __init__(self, client: redis.Redis, stream: str = "jitagent:tasks", group: str = "jitagent"):
         self.redis = client
@@ -80,7 +90,8 @@ class TaskQueue:
 
     @classmethod
     def connect(cls, url: str, stream: str = "jitagent:tasks", group: str = "jitagent") -> TaskQueue:
-        return cls(redis.Redis.from_url(url, decode_responses=True), stream, group)
+        return cls(redis.Redis.from_url(url, decode_responses=True, socket_timeout=SOCKET_TIMEOUT_S), stream,
+                   group)
 
     async def close(self) -> None:
         await self.redis.aclose()
@@ -119,7 +130,7 @@ class TaskQueue:
             held = await self.redis.xpending_range(self.stream, self.group, entry_id, entry_id, 1)
             return Entry(entry_id, fields, held[0]["times_delivered"] if held else 1)
         reply = await self.redis.xreadgroup(self.group, consumer, {self.stream: ">"}, count=1,
-                                            block=max(1, int(block_s * 1000)))
+                                            block=block_ms(block_s))
         if not reply or not reply[0][1]:
             return None
         entry_id, fields = reply[0][1][0]
@@ -159,7 +170,7 @@ class TaskQueue:
         stream = {"results": self.results, "dead": self.dead}[which]
         if block_s is not None:
             reply = await self.redis.xread({stream: "0-0" if after == "-" else after}, count=count,
-                                           block=max(1, int(block_s * 1000)))
+                                           block=block_ms(block_s))
             return reply[0][1] if reply else []
         return await self.redis.xrange(stream, "-" if after == "-" else f"({after}", "+", count=count)
 

@@ -338,7 +338,11 @@ def main(argv: list[str] | None = None) -> int:
     # grpc's core logs to stderr on its own (a port in use, twice), from its import on, which parsing a ranged
     # option may bring (serve --port reads ServerConfig's range): the command says what matters
     os.environ.setdefault("GRPC_VERBOSITY", "NONE")
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(command_first(sys.argv[1:] if argv is None else argv, parser))
+    if unknown:  # named by the command that did not take them, not by `jitagent`
+        parser.exit(USAGE, f"{args.prog}: unrecognized arguments: {' '.join(unknown)} (see {args.prog} "
+                           "--help)\n")
     try:
         settings.resolve(args, os.environ)
         return args.func(args) or 0
@@ -350,6 +354,18 @@ def main(argv: list[str] | None = None) -> int:
         message, status = explain(exc)
         say(f"{args.prog}: {message}")
         return status
+
+
+def command_first(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:
+    """Options given before the command go after it (`jitagent --data-dir D bank ls` is `jitagent bank ls
+    --data-dir D`), where the command takes them; `--help` and `--version` there stay `jitagent`'s own."""
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    first = next((i for i, word in enumerate(argv) if word in commands), None)
+    if not first or {"-h", "--help", "--version"} & set(argv[:first]):
+        return argv
+    front, rest = argv[:first], argv[first:]
+    end = rest.index("--") if "--" in rest else len(rest)
+    return rest[:end] + front + rest[end:]
 
 
 def explain(exc: Exception) -> tuple[str, int]:

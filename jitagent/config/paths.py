@@ -89,8 +89,8 @@ def _open_bank(path: str | Path, cache_dir: Path | None, create: bool, models: l
     where = path.parent
     refuse_scripted(path, models)  # before the file is made
     if not create and not path.exists():  # a typo must not leave an empty bank behind
-        raise DataDirError(f"no bank at {path}: create one with `jitagent bank init`, or name the one you "
-                           f"mean with --data-dir or --bank")
+        raise DataDirError(f"no bank at {path}: create one with `jitagent bank init --bank {path}`, or name "
+                           "the one you mean with --data-dir or --bank")
     try:
         where.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

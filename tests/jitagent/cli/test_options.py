@@ -141,3 +141,20 @@ def test_an_invalid_task_is_told_in_our_words_not_pydantic_s():
     assert done.returncode == 2
     assert done.stderr == ("jitagent solve: task: prompt: 100,001 characters; a task's text is at most "
                            "100,000\n")
+
+
+def test_shared_options_go_before_the_command_too_and_an_unknown_one_is_named_by_its_command(tmp_path):
+    data = str(tmp_path / "data")
+    before = jitagent("--data-dir", data, "bank", "adapters")
+    after = jitagent("bank", "adapters", "--data-dir", data)
+    assert before.returncode == after.returncode == 2 and before.stderr == after.stderr
+    # the hint names the bank the user meant, so copying it makes that one (not ~/.jitagent's)
+    bank = tmp_path / "data" / "bank.db"
+    assert f"create one with `jitagent bank init --bank {bank}`" in before.stderr
+    listed = jitagent("--json", "seeds")
+    assert listed.returncode == 0 and listed.stdout.lstrip().startswith("[")
+    bogus = jitagent("bank", "ls", "--bogus")
+    assert bogus.returncode == 2
+    assert bogus.stderr.strip() == ("jitagent bank ls: unrecognized arguments: --bogus "
+                                    "(see jitagent bank ls --help)")
+    assert jitagent("--help", "seeds").stdout.startswith("usage: jitagent [")  # jitagent's own help

@@ -66,7 +66,8 @@ class BankDecision:
 
     @property
     def text(self) -> str:
-        return ("promoted: " if self.promoted else "kept incumbent: ") + self.reason
+        """Not "kept incumbent": a cluster's first runs have none to keep."""
+        return ("promoted: " if self.promoted else "not promoted: ") + self.reason
 
 
 @dataclass(kw_only=True)

@@ -53,6 +53,9 @@ def test_cold_cluster_synthesizes_executes_verifies_and_records(seeded_bank):
     assert kinds[0] is Retrieved and kinds[-1] is SolveResult
     assert {CandidateChecked, Routed, Chosen, Step, Verdict, BankDecision} <= set(kinds)
     assert kinds.index(Routed) < kinds.index(Chosen) < kinds.index(Step) < kinds.index(Verdict)
+    decision = next(e for e in events if isinstance(e, BankDecision))
+    # the cluster's first run: there is no incumbent to have kept, and the text says only what happened
+    assert decision.text == "not promoted: candidate has 1 run(s), needs 3"
     assert result.route == "synthesized" and result.run.passed and result.run.answer == "391"
     assert result.harness.envelope.parent_id == SEEDS["program_of_thought"].id
     assert result.harness.envelope.generator == "scripted-meta"

@@ -27,13 +27,12 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rich.progress import Progress
-
 from harness_bank import HarnessBank
 from harness_bank.bank import copy_bank
 from jitagent.benchmark.adapted import adapted_bank
 from jitagent.benchmark.arms import ARMS, DEFAULT_ARMS, EXAMPLE_ABLATIONS, STREAM_ARMS, TOOL_ARMS, WARMED_ARMS
 from jitagent.benchmark.ledger import Ledger, exhausted_in_synthesis, unit_row
+from jitagent.benchmark.progress import progress_bar
 from jitagent.benchmark.stats import mean_tokens, rank
 from jitagent.harness.seeds import load_seeds, seed_bank, spec_reader
 from jitagent.harness.spec import HarnessSpec
@@ -104,7 +103,7 @@ class Bench:
     async def run(self, progress: bool = True) -> None:
         final = self.tasks("final")
         arms = self.config.arms
-        with Progress(disable=not progress, transient=True) as bar:
+        with progress_bar(progress) as bar:
             self.bar = bar
             await self.screen()
             if "fixed" in arms:

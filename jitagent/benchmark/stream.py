@@ -29,6 +29,7 @@ from harness_bank.bank import copy_bank
 from jitagent.benchmark.arms import STREAMED_ARMS, WARMED_ARMS
 from jitagent.benchmark.curve import curve_report, trainings
 from jitagent.benchmark.ledger import exhausted_in_synthesis, unit_row
+from jitagent.benchmark.progress import Lines, progress_bar
 from jitagent.benchmark.runner import Bench, BenchConfig
 from jitagent.benchmark.stats import summarize
 from jitagent.improvement.retrain import RetrainConfig
@@ -182,20 +183,18 @@ async def checked(task: Task, answer: str | None):
 
 
 class Units:
-    """Progress over the stream: a bar on a terminal, else one line per unit (a piped run says where it is).
+    """Progress over the stream: a bar on a terminal, else one line per stream task with each arm's reward.
     `bar` is what `Bench` draws its set-up steps (screen, warm-up) on."""
 
     def __init__(self, total: int, enabled: bool = True):
-        from rich.progress import Progress
-
         self.total = total
-        self.lines = enabled and not sys.stderr.isatty()
-        self.bar = Lines() if self.lines else Progress(disable=not enabled, transient=True)
+        self.bar = progress_bar(enabled)
+        self.lines = isinstance(self.bar, Lines)
         self.job = None
 
     def __enter__(self) -> Units:
         self.bar.__enter__()
-        self.job = self.bar.add_task("stream", total=self.total)
+        self.job = None if self.lines else self.bar.add_task("stream", total=self.total)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -207,25 +206,3 @@ class Units:
             print(f"[stream {order + 1}/{self.total}] {task.id}: {said}", file=sys.stderr, flush=True)
         else:
             self.bar.advance(self.job)
-
-
-class Lines:
-    """A progress bar's calls as one line per unit on stderr, for a run whose output is piped."""
-
-    def __init__(self):
-        self.jobs: dict[int, list] = {}
-
-    def __enter__(self) -> Lines:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        pass
-
-    def add_task(self, name: str, total: int) -> int:
-        self.jobs[len(self.jobs)] = [name, 0, total]
-        return len(self.jobs) - 1
-
-    def advance(self, job: int, units: int = 1) -> None:
-        name, done, total = self.jobs[job]
-        self.jobs[job][1] = done = done + units
-        print(f"[{name} {done}/{total}]", file=sys.stderr, flush=True)

@@ -245,3 +245,10 @@ def test_the_adapter_arms_learn_from_learn_gate_on_score_and_never_train_on_fina
     assert all(r["task_id"].startswith("final-") for r in bench.ledger.rows(fixed_adapter))
     text = report(bench, "jitagent bench --suite tiny")
     assert "Adapter `bench`" in text and "gate on 4 `score` tasks" in text and f"| {fixed_adapter} |" in text
+
+
+def test_a_piped_bench_prints_a_line_per_unit(tmp_path, capsys):
+    bench = make_bench(tmp_path, arms=("fixed", "jit_stream"), repeats=1)
+    asyncio.run(bench.run())  # stderr is captured: not a terminal, so no bar but lines
+    err = capsys.readouterr().err.splitlines()
+    assert "[fixed:direct 1/4]" in err and "[fixed:direct 4/4]" in err and "[jit_stream 4/4]" in err

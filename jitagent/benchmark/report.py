@@ -23,6 +23,7 @@ from jitagent.common.usage import known_sum
 
 JIT_ARMS = ("jit_examples_adapter", "jit_examples", "jit_tools", "jit_tools_small", "jit_tools_unverified",
             "jit_warm", "jit_stream", "jit_static")
+LEARNING = ("jit", "ablation:", "fixed_adapter:")  # the arms read against the goals
 COLORS = {"jit_examples_adapter": "tab:cyan", "jit_examples": "tab:brown", "jit_tools": "tab:purple",
           "jit_tools_small": "tab:pink", "jit_tools_unverified": "tab:olive", "jit_warm": "tab:red",
           "jit_stream": "tab:orange", "jit_static": "tab:gray"}
@@ -132,6 +133,9 @@ def plots(ledger: Ledger, rows: list[dict], out: Path, command: str) -> list[Pat
         if arm == "jit_stream" and baseline:  # the same tasks in the same order, run by the best fixed seed
             ax.plot(x, [statistics.fmean(c[i] for c in fixed_curves) for i in range(length)],
                     color="tab:blue", linestyle=":", label=f"{baseline} (same order)")
+    if not ax.lines:  # no learning arm ran: no stream to draw
+        plt.close(fig)
+        return [pareto]
     stream = _finish(fig, ax, "position in the task stream", "cumulative success (%)", command,
                      out / "stream.png")
     return [pareto, stream]
@@ -151,7 +155,8 @@ def _finish(fig, ax, xlabel: str, ylabel: str, command: str, path: Path) -> Path
 
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize=7)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7)
     fig.text(0.01, 0.01, command, fontsize=6)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     fig.savefig(path, dpi=110)
@@ -171,7 +176,8 @@ def report(bench, command: str) -> str:
             f"{best_fixed(ledger) or '–'}. Hindsight oracle (the best fixed seed per type chosen on "
             f"`final` itself — the upper bound of routing among the seeds run there, not a competitor): "
             + ", ".join(f"{t} → {s}" for t, s in sorted(choice.items(), key=str)) + ".\n\n")
-    text += goals(ledger, rows, hindsight) + "\n\n"
+    if any(r["arm"].startswith(LEARNING) for r in rows):
+        text += goals(ledger, rows, hindsight) + "\n\n"
     text += "Mean reward per task type:\n\n" + per_type(ledger, [r["arm"] for r in rows], extra) + "\n\n"
     warmed = [a for a in ledger.arms() if a.startswith(("warm:", "warm-examples:"))]
     warm = summarize(ledger, warmed)
@@ -186,16 +192,22 @@ def report(bench, command: str) -> str:
     text += f"Unit wall time per phase: {phases(ledger)}\n\n"
     text += (f"Unit wall time against the budget:\n\n"
              f"{wall_times(ledger, [r['arm'] for r in rows], bench.config.budget_s, extra)}\n\n")
-    text += "\n".join(f"![{p.stem}]({p.name})\n\n`{command}`" for p in images)  # beside report.md
+    text += "\n\n".join(f"![{p.stem}]({p.name})" for p in images)  # beside report.md; each shows the command
     screen = summarize(ledger, [f"score:{n}" for n in bench.seeds])
     if screen:
-        picked = ", ".join(f"{t} → {s}" for t, s in sorted(bench.oracle_choice().items(), key=str))
+        picked = ", ".join(f"{t} → {s}" if _scored(bench, s, t) else f"{t} → {s} (every seed scored 0 there)"
+                           for t, s in sorted(bench.oracle_choice().items(), key=str))
         text += ("\n\nScreen on `score` (one run per seed; chooses the oracle, the fixed seeds run on "
                  "`final` "
                  f"and the seeds warmed on `learn`):\n\n{markdown(screen)}\n\nOracle choice per type: "
                  f"{picked}")
     (bench.config.out / "report.md").write_text(text + "\n")
     return text
+
+
+def _scored(bench, seed: str, task_type: str) -> bool:
+    """Whether `seed` earned anything on the screen's tasks of `task_type`."""
+    return any(r["reward"] > 0 for r in bench.ledger.rows(f"score:{seed}") if r["type"] == task_type)
 
 
 def goals(ledger: Ledger, rows: list[dict], hindsight: list[dict]) -> str:
@@ -208,7 +220,7 @@ def goals(ledger: Ledger, rows: list[dict], hindsight: list[dict]) -> str:
     lines = ["| arm | success | vs best fixed seed (paired 95% CI) | vs hindsight oracle (paired 95% CI) | "
              "× best seed's tokens | exploit | stream thirds (gain over the best fixed seed, points) |",
              "|---|---|---|---|---|---|---|"]
-    for arm in [r["arm"] for r in rows if r["arm"].startswith(("jit", "ablation:", "fixed_adapter:"))]:
+    for arm in [r["arm"] for r in rows if r["arm"].startswith(LEARNING)]:
         units = ledger.rows(arm)
         tokens, theirs = total_tokens(by_arm[arm]), total_tokens(baseline) if baseline else None
         ratio = "unknown" if tokens is None or not theirs else f"{tokens / theirs:.2f}"

@@ -252,3 +252,14 @@ def test_a_piped_bench_prints_a_line_per_unit(tmp_path, capsys):
     asyncio.run(bench.run())  # stderr is captured: not a terminal, so no bar but lines
     err = capsys.readouterr().err.splitlines()
     assert "[fixed:direct 1/4]" in err and "[fixed:direct 4/4]" in err and "[jit_stream 4/4]" in err
+
+
+def test_a_fixed_only_bench_reports_no_stream_no_goals_and_the_command_once(tmp_path, recwarn):
+    bench = make_bench(tmp_path, arms=("fixed", "oracle"), repeats=1)
+    asyncio.run(bench.run(progress=False))
+    text = report(bench, "jitagent bench --suite tiny")
+    assert text.count("jitagent bench --suite tiny") == 1 and "Against the goals" not in text
+    assert not (tmp_path / "out" / "stream.png").exists() and "![stream]" not in text
+    assert not [w for w in recwarn if "No artists" in str(w.message)]
+    # the scripted solver answers 7: every seed scores 0 on `add` tasks whose answers are 2 and 3
+    assert "add → " in text and "(every seed scored 0 there)" in text.split("Oracle choice per type:")[1]

@@ -9,6 +9,7 @@ import argparse
 import functools
 import math
 import pkgutil
+import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -122,18 +123,25 @@ class FieldRange:
 CANDIDATES = FieldRange("jitagent.improvement.synthesis.synthesize:SynthesisConfig", "n")  # --n everywhere
 
 
+SAID_DEFAULT = re.compile(r" \(default: ([^()]*)\)$")
+
+
 class RangeHelp(argparse.HelpFormatter):
     """Help that says each numeric option's range, from its type (the rule that checks it), and its
     default where the help does not say it (a number or a word; not a switch's False)."""
 
     def _get_help_string(self, action) -> str:
+        """One way everywhere: the help, then one parenthesis `(range; default: X)`."""
         text = action.help or ""
         if text == HIDDEN:
             return text
         notes = [rule] if (rule := getattr(action.type, "rule", None)) else []
         default = action.default
-        if (isinstance(default, (int, float, str)) and not isinstance(default, bool) and default != HIDDEN
-                and "default" not in text):
+        if said := SAID_DEFAULT.search(text):  # the help's own words for its default join the one parenthesis
+            text, default = text[:said.start()], said.group(1)
+        elif "default" in text or isinstance(default, bool) or default in (HIDDEN, ""):
+            default = None
+        if isinstance(default, (int, float, str)):
             notes.append(f"default: {default}")
         return f"{text} ({'; '.join(notes)})" if notes else text
 

@@ -3,6 +3,7 @@ with the option's name and the range, tables piped to a file never wrap, complet
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 
@@ -41,6 +42,16 @@ def test_every_numeric_option_says_its_range_in_its_help():
             if getattr(action.type, "rule", None) and action.help != HIDDEN:
                 help_text = RangeHelp("x")._get_help_string(action)
                 assert action.type.rule in help_text, (path, action.option_strings)
+
+
+def test_every_help_says_its_range_and_default_one_way():
+    """`(range; default: X)`, once, at the end: never `(default: 1) (between 0 and 1)` nor `(default: )`."""
+    for path, parser in parsers():
+        for action in parser._actions:
+            text = RangeHelp("x")._get_help_string(action)
+            split = re.search(r"\(default: [^()]*\) \(", text)  # the default apart from the range
+            assert not split and "default: )" not in text, (path, action.option_strings, text)
+            assert text.count("default:") <= 1, (path, action.option_strings, text)
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -67,6 +67,7 @@ def cmd_schema(args) -> int:
 
 def cmd_validate(args) -> int:
     from jitagent.harness.spec import SpecError, SpecUnreadable, load_spec
+    from jitagent.improvement.synthesis.validate import contradictions
 
     try:
         spec = load_spec(args.file)
@@ -74,6 +75,8 @@ def cmd_validate(args) -> int:
         raise Failure(str(exc), USAGE) from None
     except SpecError as exc:
         raise Failure(f"invalid: {exc}") from None
+    if problems := contradictions(spec):
+        raise Failure(f"invalid: {'; '.join(problems)}")
     print(visible(f"valid: {spec.name} (id {spec.id})"))
     return 0
 

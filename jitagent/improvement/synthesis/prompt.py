@@ -5,6 +5,8 @@ then the references; the task last."""
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from typing import Literal
 
 from jitagent.harness.seeds import shipped_prompts
@@ -17,14 +19,24 @@ SYSTEM = PROMPTS["system"].format(tools="\n".join(f"- {name}: {schema['descripti
 REPAIR = PROMPTS["repair"]
 
 
+# what a reference's one-line summary shows of its fields, by name
+SUMMARY: dict[str, Callable[[HarnessSpec], object]] = {
+    "action": lambda r: r.action.kind, "answer_from": lambda r: r.action.answer_from,
+    "planning": lambda r: r.planning.kind, "tools": lambda r: r.tools.tools,
+    "max_steps": lambda r: r.limits.max_steps}
+# the summary's markup, which a harness that copies this prompt carries into its own text
+SUMMARY_MARKUP = re.compile(r"\b(?:" + "|".join(SUMMARY) + r")=")
+
+
+def summary(spec: HarnessSpec) -> str:
+    return ", ".join(f"{key}={field(spec)}" for key, field in SUMMARY.items())
+
+
 def reference_block(references: list[HarnessSpec], mode: Literal["descriptions", "full"]) -> str:
     if mode == "full":
         body = "\n\n".join(json.dumps(r.content(), separators=(",", ":")) for r in references)
     else:
-        body = "\n".join(
-            f"- {r.name}: {r.description} [action={r.action.kind}, answer_from={r.action.answer_from}, "
-            f"planning={r.planning.kind}, tools={r.tools.tools}, max_steps={r.limits.max_steps}]"
-            for r in references)
+        body = "\n".join(f"- {r.name}: {r.description} [{summary(r)}]" for r in references)
     return f"Reference harnesses:\n{body}"
 
 

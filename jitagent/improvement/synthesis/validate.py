@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field, ValidationError
 from jitagent.common.safe_loading import NestingError, json_loads
 from jitagent.harness.spec import HarnessSpec, Prompts, SpecError, format_validation_error, parse_spec
 from jitagent.improvement.synthesis.edit import INSTRUCTION, HarnessEdit, build_spec
+from jitagent.improvement.synthesis.prompt import SUMMARY_MARKUP
 from jitagent.runtime.stage_code import StageCodeError, call_stage
 from jitagent.sandbox.launch import Workspace
 from jitagent.tasks.task import Task
@@ -147,6 +148,28 @@ def semantic_errors(spec: HarnessSpec, task: Task, ceilings: Ceilings) -> list[s
         errors.append(f"limits.max_steps: action.kind {spec.action.kind!r} answering from "
                       f"{spec.action.answer_from} reads a tool's result in a later step; give it at least "
                       "2 steps, or action.kind 'codeact' with answer_from 'stdout'")
+    return errors + contradictions(spec)
+
+
+NO_TOOLS = re.compile(r"\b(?:no tools|without (?:any )?tools)\b", re.IGNORECASE)
+WRITES_CODE = re.compile(r"python program|write (?:a |the )?(?:python )?(?:program|code)|```python",
+                         re.IGNORECASE)
+
+
+def contradictions(spec: HarnessSpec) -> list[str]:
+    """Where a harness's words say one thing and its fields another, or carry the synthesis prompt's own
+    markup: the solver reads the words, the runtime runs the fields (every seed is free of these)."""
+    text = prose(spec)
+    errors = []
+    if spec.tools.tools and NO_TOOLS.search(text):
+        errors.append(f"prompts: the text says no tools, but tools.tools is {spec.tools.tools}")
+    asks_for_code = WRITES_CODE.search(text) or spec.prompts.prefill.startswith("```")
+    if asks_for_code and spec.action.kind == "direct":
+        errors.append("action.kind: 'direct' never runs code, but the prompts ask for a program; use "
+                      "'codeact' with the python tool, or ask for the answer itself")
+    if SUMMARY_MARKUP.search(f"{text} {spec.prompts.prefill}"):
+        errors.append("prompts: the text carries the reference summary's markup (action=..., tools=...) "
+                      "from the synthesis prompt; write instructions, not field settings")
     return errors
 
 

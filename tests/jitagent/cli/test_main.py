@@ -139,3 +139,20 @@ def test_a_silent_wait_says_that_the_work_goes_on_piped(capsys):
     ticks = capsys.readouterr().err.splitlines()
     assert len(ticks) >= 4 and all(t.startswith("... working: ") and t.endswith("s since the last step")
                                    for t in ticks), ticks
+
+
+def test_validate_refuses_a_spec_whose_words_contradict_its_fields(tmp_path):
+    import subprocess
+    import sys
+
+    import yaml
+
+    from jitagent.harness.seeds import load_seeds
+
+    spec = load_seeds()["program_of_thought"].model_dump(mode="json")
+    spec["action"] |= {"kind": "direct", "answer_from": "text"}  # its prompt still asks for a program
+    spec["tools"]["tools"] = []
+    (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec))
+    done = subprocess.run([sys.executable, "-m", "jitagent", "validate", str(tmp_path / "spec.yaml")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "'direct' never runs code" in done.stderr, done.stderr

@@ -77,7 +77,7 @@ def _run_client(args, use) -> int:
 
     from jitagent.protocol.client import JitAgentClient
 
-    token = secret_from(args.token, args.token_file, "--token", TOKEN_ENV)
+    token = secret_from(args.token, args.token_file, "--auth-token", TOKEN_ENV)
 
     async def go():
         async with JitAgentClient(args.address, token=token) as client:
@@ -98,7 +98,7 @@ def client_failure(exc, args) -> Failure:
         return Failure(f"no answer from {address} within --timeout {args.timeout} s; the server stopped the "
                        f"work (allow more time with --timeout)")
     if code == "UNAUTHENTICATED":
-        return Failure(f"{address} wants a bearer token: --token-file FILE or {TOKEN_ENV}")
+        return Failure(f"{address} wants a bearer token: --auth-token-file FILE or {TOKEN_ENV}")
     from jitagent.protocol.sdk import violations_of
 
     fields = "; ".join(f"{f}: {d}" for f, d in violations_of(exc))
@@ -223,9 +223,11 @@ def cmd_report(args) -> int:
 def connection() -> argparse.ArgumentParser:
     p = parent_parser()
     settings.add_arguments(p, [ADDRESS])
-    p.add_argument("--token-file", type=Path, metavar="FILE",
+    # spelled as `serve` spells it, for the one token they share; the old spelling still works
+    p.add_argument("--auth-token-file", dest="token_file", type=Path, metavar="FILE",
                    help=f"a file holding the server's bearer token (or set {TOKEN_ENV})")
-    p.add_argument("--token", help=HIDDEN)  # refused: a secret in argv
+    p.add_argument("--token-file", dest="token_file", type=Path, help=HIDDEN)
+    p.add_argument("--auth-token", "--token", dest="token", help=HIDDEN)  # refused: a secret in argv
     p.add_argument("--timeout", type=SECONDS, metavar="S",
                    help="seconds the call may take (default: no limit)")
     return p

@@ -191,3 +191,14 @@ def test_a_second_server_on_a_used_port_fails_fast(server, tmp_path):
         f"jitagent serve: cannot listen on 127.0.0.1:{port}: the port is in use (another "
         f"server?) or the host is not this machine's; choose another with --port or --host"
     )
+
+
+def test_the_server_and_the_client_spell_their_one_token_file_alike(tmp_path):
+    from jitagent.cli.main import build_parser
+
+    parser = build_parser()
+    for spelling in ("--auth-token-file", "--token-file"):  # the old spelling still works, unlisted
+        args = parser.parse_args(["client", spelling, str(tmp_path / "t"), "health"])
+        assert args.token_file == tmp_path / "t"
+    helps = [jitagent(*command, "--help").stdout for command in (["serve"], ["client"])]
+    assert all("--auth-token-file" in text for text in helps) and "--token-file" not in helps[1]

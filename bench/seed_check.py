@@ -22,31 +22,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
 import json
 import statistics
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-# What decides how a seed behaves on a real model: the runtime, the seeds and the tools they call.
-RUNTIME_SOURCES = ("jitagent/runtime", "seeds", "jitagent/sandbox/tools.py", "jitagent/sandbox/launch.py",
-                   "jitagent/sandbox/launcher.py", "jitagent/sandbox/host.py", "jitagent/models")
-NOT_RUNTIME = ("seeds/toolmaking_prompts.yaml",)  # the tool writer's prompts: no seed reads them
+from jitagent.benchmark.digest import runtime_digest
+
 DEFAULT_TASKS = dict(suite="reasoning_gym", split="final", limit=10)  # one per type: 130 units, ~25 min
-
-
-def runtime_digest(root: Path = ROOT) -> str:
-    """A digest of the files that decide a seed's behaviour, to tell whether a baseline is current."""
-    h = hashlib.sha256()
-    for source in RUNTIME_SOURCES:
-        path = root / source
-        for file in sorted(path.rglob("*") if path.is_dir() else [path]):
-            if (file.is_file() and file.suffix in (".py", ".yaml") and "__pycache__" not in file.parts
-                    and str(file.relative_to(root)) not in NOT_RUNTIME):
-                h.update(str(file.relative_to(root)).encode() + b"\0" + file.read_bytes() + b"\0")
-    return h.hexdigest()[:16]
 
 
 # A fixed request, prefill and decoding both, to time this machine's model against the baseline's.

@@ -21,9 +21,13 @@ class Ledger:
                 row = json.loads(line)
                 self.units[(row["arm"], row["task_id"], row["repeat"])] = row
 
-    def done(self, arm: str, task_id: str, repeat: int) -> bool:
+    def done(self, arm: str, task_id: str, repeat: int, context: dict | None = None) -> bool:
+        """Whether the unit has a result to keep: infrastructure failures are rerun, and so is a unit run
+        in another `context` (digest.unit_context: runtime, model, budget) where one is given."""
         row = self.units.get((arm, task_id, repeat))
-        return row is not None and row["error"] is None  # infrastructure failures are rerun
+        if row is None or row["error"] is not None:
+            return False
+        return context is None or all(row.get(key) == value for key, value in context.items())
 
     def add(self, row: dict) -> None:
         self.units[(row["arm"], row["task_id"], row["repeat"])] = row

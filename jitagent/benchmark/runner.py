@@ -31,6 +31,7 @@ from harness_bank import HarnessBank
 from harness_bank.bank import copy_bank
 from jitagent.benchmark.adapted import adapted_bank
 from jitagent.benchmark.arms import ARMS, DEFAULT_ARMS, EXAMPLE_ABLATIONS, STREAM_ARMS, TOOL_ARMS, WARMED_ARMS
+from jitagent.benchmark.digest import unit_context
 from jitagent.benchmark.ledger import Ledger, exhausted_in_synthesis, unit_row
 from jitagent.benchmark.progress import progress_bar
 from jitagent.benchmark.stats import mean_tokens, rank
@@ -88,6 +89,7 @@ class Bench:
         self.runtime = Runtime(solver)
         config.out.mkdir(parents=True, exist_ok=True)
         self.ledger = Ledger(config.out / "results.jsonl")
+        self.context = unit_context(solver.name, config.budget_s)  # a fixed unit is reused only within it
         self.seeds = load_seeds()
         self.adapters = {}  # the adapter arms' adapters by id (as a model takes them), once trained
 
@@ -140,7 +142,7 @@ class Bench:
                                      solver=solver)
         exhausted = run.interrupted and time.monotonic() >= deadline
         row = unit_row(arm, task, repeat, run, budget_exhausted=exhausted, route=route, order=order,
-                       examples=len(shown.sources))
+                       examples=len(shown.sources)) | self.context
         self.ledger.trace(row, run, harness=spec.name, examples=list(shown.sources))
         return row, run
 
@@ -148,7 +150,7 @@ class Bench:
         job = self.bar.add_task(arm, total=len(tasks) * repeats)
         for repeat in range(repeats):
             for task in tasks:
-                if not self.ledger.done(arm, task.id, repeat):
+                if not self.ledger.done(arm, task.id, repeat, self.context):
                     self.ledger.add((await self._execute(arm, spec, task, repeat))[0])
                 self.bar.advance(job)
 

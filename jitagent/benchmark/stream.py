@@ -90,7 +90,7 @@ class Stream:
 
     async def _fixed(self, name: str, task: Task, order: int) -> dict | None:
         arm = f"fixed:{name}"
-        if self.bench.ledger.done(arm, task.id, 0):
+        if self.bench.ledger.done(arm, task.id, 0, self.bench.context):
             return None
         row, _ = await self.bench._execute(arm, self.bench.seeds[name], task, 0, order=order)
         self.bench.ledger.add(row)
@@ -123,7 +123,7 @@ class Stream:
                            examples=len(result.examples))
             self.bench.ledger.trace(row, run, harness=result.harness.name, route=result.route,
                                     examples=list(result.examples))
-        self.bench.ledger.add(row)
+        self.bench.ledger.add(row | self.bench.context)
         await self._train_if_due(arm, pipeline, order)
         return row
 

@@ -263,3 +263,20 @@ def test_a_fixed_only_bench_reports_no_stream_no_goals_and_the_command_once(tmp_
     assert not [w for w in recwarn if "No artists" in str(w.message)]
     # the scripted solver answers 7: every seed scores 0 on `add` tasks whose answers are 2 and 3
     assert "add → " in text and "(every seed scored 0 there)" in text.split("Oracle choice per type:")[1]
+
+
+def test_a_fixed_unit_is_reused_only_with_the_same_runtime_model_and_budget(tmp_path):
+    bench = make_bench(tmp_path, arms=("fixed",), repeats=1)
+    asyncio.run(bench.run(progress=False))
+    ledger = tmp_path / "out" / "results.jsonl"
+    rows = [json.loads(x) for x in ledger.read_text().splitlines()]
+    assert {(r["runtime"], r["model"], r["budget_s"]) for r in rows} == {
+        (bench.context["runtime"], "scripted", 60.0)}
+    rows[0]["runtime"] = "0123456789abcdef"  # as if run by other code
+    ledger.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    again = make_bench(tmp_path, arms=("fixed",), repeats=1)
+    asyncio.run(again.run(progress=False))
+    rerun = [json.loads(x) for x in ledger.read_text().splitlines()][len(rows):]
+    assert [(r["arm"], r["task_id"]) for r in rerun] == [(rows[0]["arm"], rows[0]["task_id"])]
+    other_budget = make_bench(tmp_path, arms=("fixed",), repeats=1, budget_s=30.0)
+    assert not other_budget.ledger.done(rows[1]["arm"], rows[1]["task_id"], 0, other_budget.context)

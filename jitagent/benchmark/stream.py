@@ -49,6 +49,7 @@ class StreamConfig:
     seed: int = STREAM_SEED
     window: int = 100  # tasks per point of the curve
     retrain_every: int = 0  # verified runs between two adapter trainings (0: never)
+    untyped: bool = False  # the JIT arms get no task type, as most clients send: clusters come from the text
 
 
 class Stream:
@@ -103,7 +104,8 @@ class Stream:
             return None
         start = time.monotonic()
         deadline = start + self.bench.config.budget_s
-        blind = task.model_copy(update={"verifier": VerifierSpec(kind="none")})
+        sent = {"verifier": VerifierSpec(kind="none")} | ({"type": None} if self.config.untyped else {})
+        blind = task.model_copy(update=sent)
         try:
             result = await pipeline.solve(blind, seed=0, deadline=deadline)
         except (Cancelled, TimeoutError):

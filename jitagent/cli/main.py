@@ -183,7 +183,7 @@ def cmd_bench(args) -> int:
         from jitagent.benchmark.stream import StreamConfig, run_stream
 
         stream = StreamConfig(per_family=args.stream, seed=args.stream_seed, window=args.window,
-                              retrain_every=args.retrain_every)
+                              retrain_every=args.retrain_every, untyped=args.untyped)
         print(run_stream(config, stream, solver, meta, command))
     else:
         print(run_bench(config, solver, meta, command, writer))
@@ -303,6 +303,9 @@ def _add_bench(sub) -> None:
                    help=f"the stream's seed: its tasks and order (default: {STREAM_SEED})")
     p.add_argument("--window", type=COUNT, default=100,
                    help="stream tasks per point of the curve (default: 100)")
+    p.add_argument("--untyped", action="store_true",
+                   help="with --stream: the JIT arms get no task type (clusters from the text, as most "
+                   "clients send); the report still reads the families")
     p.add_argument("--retrain-every", type=SEED, default=0,
                    help="with --stream: train the solver's adapter again every N verified runs of a JIT arm, "
                    "the stream paused meanwhile (default: 0, never)")

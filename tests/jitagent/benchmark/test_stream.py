@@ -133,3 +133,14 @@ def test_the_stream_pauses_while_its_adapter_trains_and_counts_the_training_apar
     jobs = [json.loads(x) for x in (tmp_path / "out" / "training.jsonl").read_text().splitlines()]
     assert trained == [1, 2, 3] and [j["after"] for j in jobs] == [1, 3, 5]  # every 2 reports, awaited
     assert "Adapter trainings (the stream paused while each ran): 3" in stream.report("bench")
+
+
+def test_an_untyped_stream_gives_the_jit_arm_no_family_and_the_report_still_reads_them(tmp_path):
+    bench = make_bench(tmp_path, arms=("fixed", "jit_stream"), per_split={"final": 3}, fixed_top=1)
+    stream = Stream(bench, StreamConfig(per_family=3, window=2, untyped=True))
+    asyncio.run(stream.run(progress=False))
+    bank = bench.stream_pipeline(tmp_path / "out" / "jit_stream-stream.db").bank
+    clusters = {r["cluster"] for r in bank.store.query("SELECT cluster FROM outcomes")}
+    bank.close()
+    assert clusters and not any(c.startswith("type:") for c in clusters)  # clustered by their text
+    assert "| jit_stream | 0." in stream.report("bench --untyped").split("per family")[1]  # by family

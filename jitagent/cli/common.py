@@ -242,3 +242,13 @@ def table(*columns: str, **kw) -> Table:
 
 def say(message: str) -> None:
     print(visible(message), file=sys.stderr)
+
+
+def result_line(result: dict) -> str:
+    """A solve's one result line, the same wherever it is printed (`solve`, `client solve`): `result` is the
+    flat record (`Solved`) as JSON; a harness run alone (`solve --harness`) has no run id and no route."""
+    reward = "unverified" if result.get("reward") is None else f"{result['reward']:g}"
+    head = "".join(f"{key}={result[key]} " for key in ("run_id", "route") if result.get(key))
+    return (f"result: {head}harness={result['harness_name']} answer={result['answer']!r} "
+            f"reward={reward} verdict={result['verdict'][:100]!r}"
+            + (f" error={result['error'][:200]!r}" if result.get("error") else ""))

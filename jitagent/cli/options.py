@@ -123,7 +123,7 @@ class FieldRange:
 CANDIDATES = FieldRange("jitagent.improvement.synthesis.synthesize:SynthesisConfig", "n")  # --n everywhere
 
 
-SAID_DEFAULT = re.compile(r" \(default: ([^()]*)\)$")
+SAID_DEFAULT = re.compile(r" \(default: ([^()]*)\)")
 
 
 class RangeHelp(argparse.HelpFormatter):
@@ -138,7 +138,7 @@ class RangeHelp(argparse.HelpFormatter):
         notes = [rule] if (rule := getattr(action.type, "rule", None)) else []
         default = action.default
         if said := SAID_DEFAULT.search(text):  # the help's own words for its default join the one parenthesis
-            text, default = text[:said.start()], said.group(1)
+            text, default = text[:said.start()] + text[said.end():], said.group(1)
         elif "default" in text or isinstance(default, bool) or default in (HIDDEN, ""):
             default = None
         if isinstance(default, (int, float, str)):

@@ -15,6 +15,7 @@ from jitagent.cli.common import (
     common,
     output,
     parent_parser,
+    result_line,
     secret_from,
     synthesis_config,
     task_from_args,
@@ -111,6 +112,14 @@ def _emit(message) -> None:
     print(json.dumps(MessageToDict(message, preserving_proto_field_name=True)), flush=True)
 
 
+def flat(result) -> dict:
+    """A result on the wire as the flat record's JSON (`Solved`), as `solve --json` and HTTP give it."""
+    from jitagent.protocol.records import from_message
+    from jitagent.solving.result import Solved
+
+    return from_message(Solved, result).model_dump(mode="json")
+
+
 def reward_text(msg) -> str:
     """A result's reward, or `unverified` when nothing checked it (absent: unknown, not 0)."""
     return f"{msg.reward:g}" if msg.HasField("reward") else "unverified"
@@ -132,7 +141,9 @@ def cmd_solve(args) -> int:
 
     async def use(client):
         async for event in heartbeat(client.solve(task, n=args.n or 0, timeout=args.timeout)):
-            if args.json:
+            if args.json and event.WhichOneof("event") == "result":  # the flat record every door gives
+                print(json.dumps(flat(event.result)), flush=True)
+            elif args.json:
                 _emit(event)
             else:  # the events say how it goes (stderr); the result line is the result (stdout)
                 result = event.WhichOneof("event") == "result"
@@ -148,12 +159,7 @@ def event_line(event) -> str:
 
     which = event.WhichOneof("event")
     if which == "result":
-        result = event.result
-        answer = result.answer if result.HasField("answer") else None
-        return (f"result: run_id={event.run_id} route={enum_name(pb.Route, result.route)} "
-                f"harness={result.harness_name} answer={answer!r} reward={reward_text(result)} "
-                f"verdict={result.verdict[:100]!r}"
-                + (f" error={result.error[:200]!r}" if result.error else ""))
+        return result_line(flat(event.result))
     if which == "step":
         return f"step/{enum_name(pb.StepKind, event.step.kind)}: {event.step.text[:200]}"
     if which == "chosen":

@@ -17,6 +17,7 @@ from jitagent.cli.common import (
     console,
     models,
     output,
+    result_line,
     table,
     task_from_args,
     task_options,
@@ -39,10 +40,9 @@ def pipeline_for(args, learn: bool):
 
 
 def print_result(data: dict, out) -> None:
-    """A solve's result (`SolveResult.to_dict()`) for a person."""
+    """What a solve's routing and synthesis did and spent (`SolveResult.to_dict()`), for a person."""
     out.print(Text.assemble(("route", "bold"), f": {data['route']}   ", ("harness", "bold"),
-                            f": {data['harness_name']} ({data['harness_id']})   cluster: {data['cluster']}"
-                            + (f"   run: {data['run_id']}" if data.get("run_id") else "")),
+                            f": {data['harness_name']} ({data['harness_id']})   cluster: {data['cluster']}"),
               soft_wrap=True)
     if data["reason"]:
         out.print(f"selection: {data['reason']}", soft_wrap=True)
@@ -60,11 +60,7 @@ def print_result(data: dict, out) -> None:
     costs = data["synthesis_cost"] | ({"execution": data["cost"]} if executed else {})
     parts = [f"{k}: {'unknown' if tokens(v) is None else tokens(v)} tok / {v['wall_s']:.1f}s"
              for k, v in costs.items()]
-    out.print("cost — " + ", ".join(parts), soft_wrap=True)
-    if executed:
-        reward = "unverified" if data["reward"] is None else f"{data['reward']:g}"
-        out.print(f"answer: {data['answer']!r}   reward: {reward}   verdict: {data['verdict'][:120]}",
-                  soft_wrap=True)
+    out.print("cost — " + ", ".join(parts), soft_wrap=True)  # the answer: the result line (`result_line`)
 
 
 def tokens(cost: dict) -> int | None:
@@ -133,13 +129,10 @@ def cmd_solve(args) -> int:
     if args.json:
         print(text)
     elif args.harness:
-        r = result["result"]
-        reward = "unverified" if r["reward"] is None else f"{r['reward']:g}"
-        console().print(f"harness: {result['harness_name']} ({result['harness_id']})   "
-                        f"answer: {r['answer']!r}   reward: {reward}   verdict: {r['verdict'][:120]}",
-                        soft_wrap=True)
-    else:
-        print_result(result, console())
+        print(visible(result_line(result["result"] | {"harness_name": result["harness_name"]})))
+    else:  # what the synthesis did and spent on stderr, the one result line on stdout
+        print_result(result, console(stderr=True))
+        print(visible(result_line(result)))
     passed = (result["result"] if args.harness else result)["passed"]
     return 1 if args.check and not passed else 0
 

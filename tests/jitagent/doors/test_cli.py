@@ -2,12 +2,14 @@
 127.0.0.1. Every failure is one line on stderr and an exit status (2: the command line, 1: the work)."""
 
 import json
+import re
 import subprocess
 import sys
 import time
 
 import pytest
 
+from harness_bank.router import ROUTES
 from jitagent.cli.common import secret_from
 from jitagent.cli.options import Failure
 from jitagent.cli.serve import TOKEN_ENV
@@ -119,7 +121,7 @@ def test_shared_options_go_before_or_after_the_subcommand(server):
     for done in (after, before):
         assert done.returncode == 0, done.stderr
         events = [json.loads(line) for line in done.stdout.splitlines()]
-        assert "result" in events[-1] and len({e["run_id"] for e in events}) == 1
+        assert "route" in events[-1] and len({e["run_id"] for e in events}) == 1
 
 
 def test_an_unverified_solve_shows_no_reward_and_a_report_attaches_to_its_run(server):
@@ -130,8 +132,8 @@ def test_an_unverified_solve_shows_no_reward_and_a_report_attaches_to_its_run(se
     assert shown.stdout.strip().splitlines()[0].startswith("result: ") and len(shown.stdout.splitlines()) == 1
     assert "chosen: " in shown.stderr and "result: " not in shown.stderr
     done = jitagent("client", "solve", "Write a haiku about the sea.", "--address", address, "--json")
-    result = json.loads(done.stdout.splitlines()[-1])["result"]
-    assert "reward" not in result and "passed" not in result
+    result = json.loads(done.stdout.splitlines()[-1])  # the flat record, as `solve --json` prints it
+    assert result["reward"] is None and result["passed"] is None and result["route"] in ROUTES
     reported = jitagent(
         "client",
         "report",
@@ -155,7 +157,7 @@ def test_an_unverified_solve_shows_no_reward_and_a_report_attaches_to_its_run(se
 def test_expect_and_verifier_attach_a_verifier(server):
     address, _ = server
     expected = jitagent("client", "solve", "What is 2 + 2?", "--expect", "4", "--address", address, "--json")
-    run = json.loads(expected.stdout.splitlines()[-1])["result"]
+    run = json.loads(expected.stdout.splitlines()[-1])
     assert (
         run["passed"] is False and run["reward"] == 0 and "expected 4" in run["verdict"]
     )  # the model says 0
@@ -169,7 +171,7 @@ def test_expect_and_verifier_attach_a_verifier(server):
         address,
         "--json",
     )
-    assert json.loads(regex.stdout.splitlines()[-1])["result"]["reward"] == 1
+    assert json.loads(regex.stdout.splitlines()[-1])["reward"] == 1
     bad = jitagent("client", "solve", "x", "--verifier", '{"kind": "regex"', "--address", address)
     assert bad.returncode == 2 and one_line(bad).startswith(
         "jitagent client solve: --verifier: not a JSON object"
@@ -202,3 +204,16 @@ def test_the_server_and_the_client_spell_their_one_token_file_alike(tmp_path):
         assert args.token_file == tmp_path / "t"
     helps = [jitagent(*command, "--help").stdout for command in (["serve"], ["client"])]
     assert all("--auth-token-file" in text for text in helps) and "--token-file" not in helps[1]
+
+
+def test_local_and_client_solve_print_one_result_line_and_one_json_shape(server, tmp_path):
+    address, _ = server
+    task = ("What is 2 + 2?", "--expect", "4")
+    local_args = ("--meta-model", "scripted", "--no-dry-run", "--n", "1", "--data-dir", str(tmp_path))
+    lines = [jitagent("client", "solve", *task, "--address", address).stdout,
+             jitagent("solve", *task, *local_args).stdout]
+    shape = r"result: run_id=[0-9a-f]{32} route=[a-z]+ harness=\S+ answer='0' reward=0 verdict='.*'\n"
+    assert all(re.fullmatch(shape, line) for line in lines), lines  # stdout is the one line, both ways
+    client = jitagent("client", "solve", *task, "--address", address, "--json").stdout.splitlines()[-1]
+    local = json.loads(jitagent("solve", *task, *local_args, "--json").stdout)
+    assert json.loads(client).keys() <= local.keys()  # the flat record; local adds what a synthesis did

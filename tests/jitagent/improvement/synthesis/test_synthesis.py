@@ -7,6 +7,7 @@ import re
 import pytest
 
 from jitagent.harness.seeds import load_seeds
+from jitagent.harness.spec import parse_spec
 from jitagent.improvement.synthesis.synthesize import SynthesisConfig, Synthesizer
 from jitagent.improvement.synthesis.validate import Ceilings, contradictions, validate_static
 from jitagent.models.scripted import ScriptedModel
@@ -59,12 +60,9 @@ def test_lineage_never_lengthens_names_or_descriptions():
      "does not allow tool 'shell'"),
     (json.dumps({"parent": "program_of_thought", "action": "react", "answer_from": "text",
                  "tools": ["python"], "max_steps": 1}), "semantic", "reads a tool's result in a later step"),
-    # words that contradict the fields, and the synthesis prompt's own markup, are refused (issue 46)
-    (json.dumps({"parent": "program_of_thought", "action": "direct", "answer_from": "text",
-                 "planning": "none", "tools": [], "max_steps": 1}), "semantic", "'direct' never runs code"),
+    # the synthesis prompt's own markup in a harness's text is refused (issue 46)
     (json.dumps({"parent": "codeact", "instruction": "Output the sum [action=codeact, answer_from=stdout]"}),
      "semantic", "the reference summary's markup"),
-    (full(action={"kind": "codeact"}, tools={"tools": ["python"]}), "semantic", "the text says no tools"),
     (full(memory={"kind": "infinite"}), "spec", "memory.kind"),
     (full("def extract_answer(text)\n    return text"), "spec", "SyntaxError"),
     (full("def answer(text):\n    return text"), "spec", "must define `def extract_answer(text)`"),
@@ -140,7 +138,7 @@ def test_a_repair_that_repeats_its_broken_output_is_not_asked_again():
 
 
 def test_stdout_answers_without_code_are_read_as_text():
-    # (from program_of_thought it would be refused: its prompt asks for a program that `direct` never runs)
+    # (from program_of_thought, `validate` refuses it: its prompt asks for a program `direct` never runs)
     direct = GOOD.replace('"action": "codeact"', '"action": "direct"')
     direct = direct.replace('"program_of_thought"', '"direct"').replace('"tools": ["python"]', '"tools": []')
     result = check(direct)
@@ -222,5 +220,11 @@ def test_a_hard_coded_answer_or_a_task_in_a_full_spec_is_dropped_from_every_fiel
     assert "strawberry" not in text and full.spec.prompts.system.startswith(parent.prompts.system[:30])
 
 
-def test_no_seed_contradicts_itself():
+def test_no_seed_contradicts_itself_and_validate_names_each_contradiction():
     assert {name: contradictions(spec) for name, spec in SEEDS.items() if contradictions(spec)} == {}
+    pot = SEEDS["program_of_thought"].model_dump(mode="json")
+    pot["action"] |= {"kind": "direct", "answer_from": "text"}
+    assert "'direct' never runs code" in contradictions(parse_spec(pot))[0]
+    direct = SEEDS["direct"].model_dump(mode="json")
+    direct["action"]["kind"], direct["tools"]["tools"] = "codeact", ["python"]
+    assert "the text says no tools" in contradictions(parse_spec(direct))[0]

@@ -341,9 +341,6 @@ def _add_evolve(sub) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    # grpc's core logs to stderr on its own (a port in use, twice), from its import on, which parsing a ranged
-    # option may bring (serve --port reads ServerConfig's range): the command says what matters
-    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
     parser = build_parser()
     args, unknown = parser.parse_known_args(command_first(sys.argv[1:] if argv is None else argv, parser))
     if unknown:  # named by the command that did not take them, not by `jitagent`

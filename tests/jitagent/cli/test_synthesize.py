@@ -70,8 +70,8 @@ def test_solve_with_an_expected_answer_is_verified(tmp_path):
 def test_solve_check_exits_1_when_the_verifier_fails_the_answer_and_prints_the_run_id(tmp_path):
     args = ("--meta-model", "scripted", "--no-dry-run", "--n", "1", "--data-dir", str(tmp_path))
     wrong = jitagent("solve", "What is 2 + 2?", "--expect", "4", "--check", *args)
-    assert wrong.returncode == 1 and "reward: 0" in wrong.stdout, wrong.stderr  # a script can branch on it
-    assert re.search(r"   run: [0-9a-f]{32}\n", wrong.stdout)  # the id a report names
+    assert wrong.returncode == 1 and " reward=0 " in wrong.stdout, wrong.stderr  # a script can branch on it
+    assert re.match(r"result: run_id=[0-9a-f]{32} ", wrong.stdout)  # the id a report names
     assert jitagent("solve", "What is 2 + 2?", "--harness", "direct", "--expect", "4", "--check",
                     *args).returncode == 1
     unchecked = jitagent("solve", "What is 2 + 2?", "--check", *args)
@@ -101,7 +101,7 @@ def test_local_solve_streams_the_events_client_solve_shows_and_takes_the_task_fr
     events = [line.split(":")[0] for line in done.stderr.splitlines()]
     assert {"retrieved", "candidate", "routed", "chosen", "step/model", "verdict", "bank"} <= set(events)
     assert events.index("routed") < events.index("chosen") < events.index("verdict")
-    assert "reward: 1" in done.stdout  # the text came from stdin, newline dropped: "0" is right
+    assert " reward=1 " in done.stdout  # the text came from stdin, newline dropped: "0" is right
 
 
 def test_solve_runs_the_spec_synthesize_wrote_without_synthesizing_again(tmp_path):
@@ -118,7 +118,7 @@ def test_solve_runs_the_spec_synthesize_wrote_without_synthesizing_again(tmp_pat
     assert result["harness_id"] == yaml.safe_load((tmp_path / "spec.yaml").read_text())["envelope"]["id"]
     assert result["result"]["verdict"] and "retrieved" not in ran.stderr and "step/model" in ran.stderr
     by_name = jitagent("solve", "What is 0 + 0?", "--harness", "direct", "--meta-model", "scripted")
-    assert by_name.returncode == 0 and "harness: direct" in by_name.stdout
+    assert by_name.returncode == 0 and by_name.stdout.startswith("result: harness=direct ")
 
 
 def test_a_task_over_the_size_cap_or_given_twice_is_refused_before_any_work(tmp_path):

@@ -368,9 +368,11 @@ class Remembered:
 
 
 def run_bench(config: BenchConfig, solver: ModelClient, meta: ModelClient, command: str,
-              writer: ModelClient | None = None) -> str:
+              writer: ModelClient | None = None, report_only: bool = False) -> str:
+    """`report_only`: the report of the ledger as it stands, nothing run (every figure is the ledger's)."""
     from jitagent.benchmark.report import report
 
     bench = Bench(config, solver, meta, writer)
-    asyncio.run(bench.run())
+    if not report_only:
+        asyncio.run(bench.run())
     return report(bench, command)

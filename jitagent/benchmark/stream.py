@@ -169,9 +169,11 @@ class Stream:
 
 
 def run_stream(config: BenchConfig, stream: StreamConfig, solver: ModelClient, meta: ModelClient,
-               command: str) -> str:
+               command: str, report_only: bool = False) -> str:
+    """`report_only`: the report of the ledger as it stands, nothing run (every figure is the ledger's)."""
     run = Stream(Bench(config, solver, meta), stream)
-    asyncio.run(run.run())
+    if not report_only:
+        asyncio.run(run.run())
     return run.report(command)
 
 

@@ -184,9 +184,9 @@ def cmd_bench(args) -> int:
 
         stream = StreamConfig(per_family=args.stream, seed=args.stream_seed, window=args.window,
                               retrain_every=args.retrain_every, untyped=args.untyped)
-        print(run_stream(config, stream, solver, meta, command))
+        print(run_stream(config, stream, solver, meta, command, args.report_only))
     else:
-        print(run_bench(config, solver, meta, command, writer))
+        print(run_bench(config, solver, meta, command, writer, args.report_only))
     return 0
 
 
@@ -316,6 +316,8 @@ def _add_bench(sub) -> None:
                    help="top:K — seeds jit_warm warms on learn: the K best on the score screen and the "
                    "cheapest")
     p.add_argument("--out", help="results folder (resumable)")
+    p.add_argument("--report-only", action="store_true",
+                   help="write report.md from the ledger in --out as it stands, running nothing")
     p.add_argument("--tool-writer", default="qwen2.5-coder-1.5b",
                    help="the model that writes code for clusters in jit_tools and jit_tools_unverified "
                    "(jit_tools_small: the meta-model)")

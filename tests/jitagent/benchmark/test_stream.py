@@ -7,7 +7,7 @@ import pytest
 
 from jitagent.benchmark.curve import ORACLE, best_fixed, oracle, paired, regret_curve, stream_rows
 from jitagent.benchmark.ledger import Ledger
-from jitagent.benchmark.stream import Stream, StreamConfig
+from jitagent.benchmark.stream import Stream, StreamConfig, run_stream
 from jitagent.improvement.retrain import Retrainer
 from jitagent.tasks.suites.external import GYM_SPLIT_SEEDS, _gym_seed, _stream_seed
 from jitagent.tasks.task import load_stream
@@ -144,3 +144,14 @@ def test_an_untyped_stream_gives_the_jit_arm_no_family_and_the_report_still_read
     bank.close()
     assert clusters and not any(c.startswith("type:") for c in clusters)  # clustered by their text
     assert "| jit_stream | 0." in stream.report("bench --untyped").split("per family")[1]  # by family
+
+
+def test_a_report_is_recomputed_from_the_ledger_alone_running_nothing(tmp_path):
+    stream = make_stream(tmp_path)
+    asyncio.run(stream.run(progress=False))
+    ledger = (tmp_path / "out" / "results.jsonl").read_text()
+    (tmp_path / "out" / "report.md").unlink()
+    text = run_stream(stream.bench.config, stream.config, stream.bench.solver, stream.bench.meta, "again",
+                      report_only=True)
+    assert (tmp_path / "out" / "results.jsonl").read_text() == ledger  # nothing ran
+    assert text == (tmp_path / "out" / "report.md").read_text().rstrip("\n") and "Whole stream:" in text

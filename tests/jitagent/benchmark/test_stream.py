@@ -150,7 +150,6 @@ def test_a_report_is_recomputed_from_the_ledger_alone_running_nothing(tmp_path):
     stream = make_stream(tmp_path)
     asyncio.run(stream.run(progress=False))
     ledger = (tmp_path / "out" / "results.jsonl").read_text()
-    (tmp_path / "out" / "report.md").unlink()
     text = run_stream(stream.bench.config, stream.config, stream.bench.solver, stream.bench.meta, "again",
                       report_only=True)
     assert (tmp_path / "out" / "results.jsonl").read_text() == ledger  # nothing ran

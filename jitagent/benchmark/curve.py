@@ -132,10 +132,11 @@ def curve_report(ledger: Ledger, window: int, out: Path, command: str) -> str:
 
 
 def span_table(rows: Rows, arms: list[str], base_arm: str | None, span: list[int]) -> str:
-    """Every arm over some stream positions, against the best fixed seed and the oracle (paired)."""
+    """Every arm over some stream positions, against the best fixed seed and the oracle (paired). Tokens per
+    task count synthesis and repair too; the run's prompt and completion tokens are its execution's."""
     base = rows.get(base_arm, {})
     lines = ["| arm | mean reward | strict pass | vs best fixed (paired 95% CI) | vs oracle | tokens/task | "
-             "prompt | completion | × best's tokens | wall s/task | out of budget |",
+             "run's prompt | run's completion | × best's tokens | wall s/task | out of budget |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     base_tokens = summary([base[k] for k in span])["tokens"] if base else None
     for arm in arms:

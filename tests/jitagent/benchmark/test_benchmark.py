@@ -11,7 +11,7 @@ from jitagent.benchmark.arms import ADAPTER_ARMS, ARMS
 from jitagent.benchmark.ledger import Ledger
 from jitagent.benchmark.report import markdown, report
 from jitagent.benchmark.runner import Bench, BenchConfig
-from jitagent.benchmark.stats import bootstrap_ci, summarize
+from jitagent.benchmark.stats import bootstrap_ci, paired_difference, summarize
 from jitagent.improvement.training.lora import TrainConfig
 from jitagent.models.scripted import ScriptedModel, instant_model
 
@@ -142,23 +142,39 @@ def test_final_split_is_never_read_before_its_harness_is_chosen_and_oracle_uses_
         assert len(events) == 2 * 4 * 2
         for i in range(0, len(events), 2):
             assert events[i][0] == "route" and events[i + 1] == ("verify", events[i][1])
-    bench = make_bench(tmp_path / "oracle", arms=("oracle",))
+    # the fixed arms run on `final` too: final rows of the seeds that the oracle and the screen could read
+    bench = make_bench(tmp_path / "oracle", arms=("fixed", "oracle"), fixed_top=2)
     asyncio.run(bench.run(progress=False))
     final_ids = {t.id for t in bench.tasks("final")}
     assert all(not arm.startswith("score:") or tid not in final_ids for arm, tid, _ in bench.ledger.units)
-    choice = bench.oracle_choice()
-    bench.config.fixed_top = 2
-    screened = bench.fixed_seeds()
-    for key, row in bench.ledger.units.items():  # poison every final-split result: the oracle must not move
+    choice, screened = bench.oracle_choice(), bench.fixed_seeds()
+    # poison every final-split result so that a seed neither reads as best wins every final task: a choice
+    # that read `final` would move to it
+    winner = next(s for s in bench.seeds if s not in choice.values() and s not in screened[:2])
+    assert any(arm.startswith("fixed:") for arm, tid, _ in bench.ledger.units if tid in final_ids)
+    for key, row in bench.ledger.units.items():
         if row["task_id"] in final_ids:
-            row["reward"] = 1.0 if key[0].endswith(":react") else 0.0
+            row["reward"] = 1.0 if key[0].endswith(f":{winner}") else 0.0
+    for name in bench.seeds:  # and give the winner final rows under every arm name a reader could look for
+        for task_id in final_ids:
+            bench.ledger.units[(f"fixed:{name}", task_id, 0)] = {
+                "arm": f"fixed:{name}", "task_id": task_id, "type": task_id.split("-")[1], "repeat": 0,
+                "reward": 1.0 if name == winner else 0.0, "error": None, "execution_tokens": 1}
     assert bench.oracle_choice() == choice
     assert bench.fixed_seeds() == screened  # the screen reads `score` only, like the oracle
 
 
-def test_bootstrap_ci_brackets_the_mean():
+def test_bootstrap_ci_brackets_the_mean_and_the_paired_difference_pairs_by_task():
     low, high = bootstrap_ci([0, 1, 1, 0, 1, 1, 1, 0, 1, 1])
     assert low < 0.7 < high and low >= 0 and high <= 1
+    unit = lambda t, r: {"task_id": t, "reward": r}  # noqa: E731
+    arm = [unit("t3", 1.0), unit("t1", 1.0), unit("t2", 0.0), unit("t9", 1.0)]  # t9: the baseline lacks it
+    base = [unit("t1", 0.0), unit("t2", 0.0), unit("t3", 1.0), unit("t4", 1.0)]  # t4: the arm lacks it
+    mean, low, high, n = paired_difference(arm, base)
+    assert (mean, n) == (pytest.approx(1 / 3), 3)  # t1 +1, t2 0, t3 0: by task id, not by position
+    assert low <= mean <= high and low >= 0  # no pair is negative, so no resample is
+    repeats = [unit("t1", 1.0), unit("t1", 0.0), unit("t2", 1.0)]  # repeats average within a task first
+    assert paired_difference(repeats, [unit("t1", 0.0), unit("t2", 1.0)])[:1] == (0.25,)
     ledger = Ledger.__new__(Ledger)
     ledger.units = {("a", "t1", 0): {"arm": "a", "task_id": "t1", "repeat": 0, "reward": 1.0, "error": None,
                                      "route": "fixed",
@@ -280,3 +296,33 @@ def test_a_fixed_unit_is_reused_only_with_the_same_runtime_model_and_budget(tmp_
     assert [(r["arm"], r["task_id"]) for r in rerun] == [(rows[0]["arm"], rows[0]["task_id"])]
     other_budget = make_bench(tmp_path, arms=("fixed",), repeats=1, budget_s=30.0)
     assert not other_budget.ledger.done(rows[1]["arm"], rows[1]["task_id"], 0, other_budget.context)
+
+
+def test_the_adapters_training_data_leaves_out_every_score_and_final_task_in_its_bank(tmp_path, monkeypatch):
+    """The guard itself (`held_out` in adapted._train): a final task's verified run put in the bank before
+    training must not reach the adapter's records (in a bench none gets there; this puts one there)."""
+    from rich.progress import Progress
+
+    from harness_bank import HarnessBank
+    from jitagent.benchmark import adapted
+    from jitagent.harness.seeds import seed_bank
+    from jitagent.improvement.recording import record_verified
+    from jitagent.runtime.agent import Runtime
+
+    bench = make_bench(tmp_path, arms=("fixed",), repeats=1)
+    bench.bar = Progress(disable=True)
+    bank = HarnessBank(tmp_path / "bank.db")
+    seed_bank(bank)
+    pot = bench.seeds["program_of_thought"]
+    learn, final = (next(t for t in bench.tasks(split, every=True) if t.type == "echo")
+                    for split in ("learn", "final"))
+    for task in (learn, final):
+        run = asyncio.run(Runtime(bench.solver).run(pot, task))
+        assert run.reward == 1.0 and run.solution
+        record_verified(bank, task, pot, run)
+    taken = []
+    monkeypatch.setattr(adapted, "train_adapter", lambda bank, records, **kw: taken.extend(records))
+    asyncio.run(adapted._train(bench, bank, "guarded", 0))
+    texts = [m["content"] for r in taken for m in r["messages"]]
+    assert any(learn.prompt in t for t in texts) and not any(final.prompt in t for t in texts)
+    bank.close()

@@ -291,11 +291,13 @@ class HarnessBank(WorkshopFacade, AdapterFacade):
         """Runs of a cluster (None: all) that left their turns, reward ≥ `min_reward`, newest first."""
         return self.retrieval.solutions(cluster, min_reward, limit)
 
-    def failures(self, cluster: str, harness_id: str, limit: int = 3) -> list[dict]:
-        """The most recent outcomes of a harness in a cluster that fell short of full reward."""
-        sql = ("SELECT task_text, answer, verdict, trace, reward FROM outcomes "
-               "WHERE cluster = ? AND harness_id = ? AND reward < 1 ORDER BY id DESC LIMIT ?")
-        return [dict(r) for r in self.store.query(sql, (cluster, harness_id, limit))]
+    def failures(self, cluster: str, harness_id: str, limit: int = 3, besides: str = "") -> list[dict]:
+        """The most recent outcomes of a harness in a cluster that fell short of full reward, but those of a
+        task with the text `besides` (a verdict such as "expected 7" would hand a task its own answer)."""
+        sql = ("SELECT task_text, answer, verdict, trace, reward FROM outcomes WHERE cluster = ? AND "
+               "harness_id = ? AND reward < 1 AND task_digest NOT IN (?, ?) ORDER BY id DESC LIMIT ?")
+        texts = (digest(besides), digest(besides.strip()))
+        return [dict(r) for r in self.store.query(sql, (cluster, harness_id, *texts, limit))]
 
     # --- admission, incumbents, rollback ---------------------------------------------------
     def cluster_stats(self, cluster: str, harness_id: str, db=None) -> Stats | None:

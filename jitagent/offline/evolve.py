@@ -36,7 +36,7 @@ from jitagent.improvement.recording import record_verified
 from jitagent.improvement.toolmaking import Toolmaking
 from jitagent.runtime.events import RunResult
 from jitagent.solving.pipeline import JitPipeline
-from jitagent.tasks.task import Task
+from jitagent.tasks.task import Task, refuse_final
 
 NOT_WARMED = "no harness has run in this cluster: warm the bank first"
 
@@ -179,6 +179,7 @@ class Evolver:
         return step
 
     def _clusters(self, learn: list[Task], score: list[Task]) -> dict[str, tuple[list[Task], list[Task]]]:
+        refuse_final(learn + score, "evolve")
         grouped: dict[str, tuple[list[Task], list[Task]]] = defaultdict(lambda: ([], []))
         for split, tasks in ((0, learn), (1, score)):
             for task in tasks:

@@ -29,7 +29,7 @@ from jitagent.improvement.examples import examples_for, with_examples
 from jitagent.improvement.recording import record_verified
 from jitagent.runtime.agent import Runtime
 from jitagent.runtime.events import RunResult
-from jitagent.tasks.task import Task
+from jitagent.tasks.task import Task, refuse_final
 
 
 @dataclass
@@ -57,9 +57,7 @@ async def warm_bank(bank: HarnessBank, runtime: Runtime, specs: dict[str, Harnes
     recording each run the harness finished within its own limits."""
     if budget_s is not None and budget_s <= 0:
         raise ValueError(f"budget_s: must be more than 0, got {budget_s:g}")
-    if held_out := [t.id for t in tasks if t.split == "final"]:
-        raise ValueError(f"the warm-up never reads the held-out split: {len(held_out)} final task(s), "
-                         f"e.g. {held_out[0]}")
+    refuse_final(tasks, "the warm-up")
     spec_of = spec_reader(bank)
     for name, spec in specs.items():
         await asyncio.to_thread(bank.add_harness, spec.model_dump(mode="json"))

@@ -80,6 +80,6 @@ class Routing:
             spec, offers = free
             return RouteDecision(cluster, choice, "variant", spec, f"variant (mutation of "
                                  f"{choice.arm.evidence.name}; {choice.reason}): {spec.name}, {offers}")
-        failures = self.bank.failures(cluster, parent.id, self.config.failures) if self.config.failures \
-            else []
+        failures = (self.bank.failures(cluster, parent.id, self.config.failures, besides=task.prompt)
+                    if self.config.failures else [])
         return RouteDecision(cluster, choice, "synthesized", None, failures=failures)

@@ -181,6 +181,14 @@ def load_suite(name_or_path: str, split: str | None = None) -> list[Task]:
     return tasks
 
 
+def refuse_final(tasks: list[Task], reader: str) -> None:
+    """The guard every offline reader of a suite holds (the warm-up, evolve, the adapters' gate): `final` is
+    held out, so a final task given to one is refused, whoever called it."""
+    if held_out := [t.id for t in tasks if t.split == "final"]:
+        raise ValueError(f"{reader} never reads the held-out split: {len(held_out)} final task(s), "
+                         f"e.g. {held_out[0]}")
+
+
 def load_stream(name_or_path: str, per_family: int, seed: int = STREAM_SEED) -> list[Task]:
     """A stream: `per_family` tasks of each family (task type) in a seeded, interleaved order. A generated
     suite makes them with the stream's own seed; another gives its `final` tasks (`learn` and `score` are

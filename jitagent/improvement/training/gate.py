@@ -24,7 +24,7 @@ from jitagent.harness.spec import HarnessSpec
 from jitagent.improvement.adapters import adapter_variant, solver_for
 from jitagent.improvement.recording import outcome_of
 from jitagent.runtime.agent import Runtime
-from jitagent.tasks.task import Task
+from jitagent.tasks.task import Task, refuse_final
 
 
 @dataclass
@@ -78,9 +78,7 @@ async def gate(bank: HarnessBank, runtime: Runtime, adapter: AdapterRecord, task
                budget_s: float, gate_state: Gate | None = None) -> AsyncIterator[GateUnit]:
     """Each task's best arm against its variant with `adapter`; the verdict is recorded on the adapter and,
     when it passes, the variants' outcomes in the bank."""
-    held_out = [t.id for t in tasks if t.split == "final"]
-    if held_out:
-        raise ValueError(f"the gate never reads the held-out split: {len(held_out)} final task(s)")
+    refuse_final(tasks, "the gate")
     state = gate_state if gate_state is not None else Gate()
     spec_of = spec_reader(bank)
     kept = []

@@ -56,3 +56,27 @@ def test_a_variant_is_kept_only_if_it_wins_on_the_minibatch_and_holds_on_score(s
     assert again == []  # resumed: every (round, cluster) step already done
     assert not set(add.minibatch) & {t.id for t in learn[:6] if t.prompt in {
         f["task_text"] for f in seeded_bank.failures("type:add", SEEDS["direct"].id)}}  # no task it saw
+
+
+def test_evolve_and_the_adapters_gate_refuse_a_final_task_whoever_calls_them(seeded_bank, tmp_path):
+    """The guard is in the code, not in its callers: a `final` task given as learn or score is refused before
+    anything runs."""
+    import pytest
+
+    from harness_bank.adapters import AdapterRecord
+    from jitagent.improvement.training.gate import gate
+
+    model = ScriptedModel(["Final answer: 7"])
+    pipeline = JitPipeline(seeded_bank, model, model, PipelineConfig())
+    evolver = Evolver(pipeline, tmp_path / "evolve.jsonl")
+    learn, final = tasks("add", "learn", 2), tasks("add", "final", 1)
+
+    async def drain(stream):
+        return [item async for item in stream]
+    for stream in (evolver.run(learn, final, rounds=1), evolver.tools(learn + final, [])):
+        with pytest.raises(ValueError, match="evolve never reads the held-out split: 1 final task"):
+            asyncio.run(drain(stream))
+    assert not (tmp_path / "evolve.jsonl").exists()
+    adapter = AdapterRecord.__new__(AdapterRecord)
+    with pytest.raises(ValueError, match="the gate never reads the held-out split"):
+        asyncio.run(drain(gate(seeded_bank, Runtime(model), adapter, learn + final, 30.0)))

@@ -39,6 +39,10 @@ def test_a_mutation_draw_without_a_free_variant_is_a_synthesis_shown_the_parents
     decision = decide.decide(task(3), seed=0)
     assert decision.route == "synthesized" and decision.spec is None and decision.choice.arm is not None
     assert decision.failures and all(f["task_text"] != task(3).prompt for f in decision.failures)
+    # a task whose text failed before is never shown its own verdict ("expected …") in a mutation
+    shown = seeded_bank.failures(decision.cluster, POT.id, 3, besides=task(2).prompt)
+    assert [f["task_text"] for f in seeded_bank.failures(decision.cluster, POT.id, 3)] == [task(2).prompt]
+    assert shown == []  # the one failure was of that very text
 
 
 def test_without_exploring_the_best_arm_runs_and_says_why(seeded_bank):

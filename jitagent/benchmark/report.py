@@ -34,16 +34,17 @@ def _num(value: float | None) -> str:
 
 
 def markdown(rows: list[dict]) -> str:
-    lines = ["| arm | success | 95% CI | vs best fixed seed (paired 95% CI) | repeats | tokens/task synth | "
-             "repair+dry | exec | total | wall s/task | broken | routes exploit/explore/synth/fallback | "
-             "out of budget | units with unknown tokens | infra errors |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| arm | success (mean reward) | strict pass | 95% CI | vs best fixed seed (paired 95% CI) | "
+             "repeats | tokens/task synth | repair+dry | exec | total | wall s/task | broken | routes "
+             f"{'/'.join(ROUTES)} | out of budget | units with unknown tokens | infra errors |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         vs = r["vs_best"]
         versus = "–" if vs is None else (f"{vs[0] * 100:+.1f} ({vs[1] * 100:+.1f} to {vs[2] * 100:+.1f}), "
                                         f"{vs[3]} tasks")
         routes = "–" if r["routes"] is None else "/".join(f"{r['routes'][k]:.0%}" for k in ROUTES)
-        lines.append(f"| {r['arm']} | {r['success']:.1%} | {r['ci'][0]:.1%}–{r['ci'][1]:.1%} | {versus} | "
+        lines.append(f"| {r['arm']} | {r['success']:.1%} | {r['strict']:.1%} | "
+                     f"{r['ci'][0]:.1%}–{r['ci'][1]:.1%} | {versus} | "
                      f"{r['repeats']} | {_num(r['synthesis_tokens'])} | {_num(r['repair_tokens'])} | "
                      f"{_num(r['execution_tokens'])} | {_num(total_tokens(r))} | {r['wall_s']:.1f} | "
                      f"{r['broken_rate']:.1%} | {routes} | {r['out_of_budget']:.0%} | {r['unknown_tokens']} "

@@ -102,6 +102,7 @@ def summarize(ledger: Ledger, arms: list[str], extra: dict[str, list[dict]] | No
         paired = jit or arm.startswith("ablation:")
         out.append({
             "arm": arm, "success": statistics.fmean(means), "ci": (low, high), "tasks": len(means),
+            "strict": statistics.fmean(bool(r["passed"]) for r in units),  # full marks, no partial credit
             "repeats": max(r["repeat"] for r in units) + 1,
             "synthesis_tokens": known_mean(units, "synthesis_tokens"),
             "repair_tokens": known_mean(units, "repair_tokens"),

@@ -176,7 +176,8 @@ def test_bootstrap_ci_brackets_the_mean_and_the_paired_difference_pairs_by_task(
     repeats = [unit("t1", 1.0), unit("t1", 0.0), unit("t2", 1.0)]  # repeats average within a task first
     assert paired_difference(repeats, [unit("t1", 0.0), unit("t2", 1.0)])[:1] == (0.25,)
     ledger = Ledger.__new__(Ledger)
-    ledger.units = {("a", "t1", 0): {"arm": "a", "task_id": "t1", "repeat": 0, "reward": 1.0, "error": None,
+    ledger.units = {("a", "t1", 0): {"arm": "a", "task_id": "t1", "repeat": 0, "reward": 1.0, "passed": True,
+                                     "error": None,
                                      "route": "fixed",
                                      "synthesis_tokens": 0, "repair_tokens": 0, "execution_tokens": None,
                                      "wall_s": 1.0}}
@@ -275,6 +276,7 @@ def test_a_fixed_only_bench_reports_no_stream_no_goals_and_the_command_once(tmp_
     asyncio.run(bench.run(progress=False))
     text = report(bench, "jitagent bench --suite tiny")
     assert text.count("jitagent bench --suite tiny") == 1 and "Against the goals" not in text
+    assert "| success (mean reward) | strict pass |" in text  # partial credit and full marks, side by side
     assert not (tmp_path / "out" / "stream.png").exists() and "![stream]" not in text
     assert not [w for w in recwarn if "No artists" in str(w.message)]
     # the scripted solver answers 7: every seed scores 0 on `add` tasks whose answers are 2 and 3

@@ -107,8 +107,11 @@ def redis_problem(exc: Exception, url: str):
     cannot be reached; Redis's own words only after ours."""
     import redis.exceptions as errors
 
+    from harness_bank.store import describe
     from jitagent.common.errors import REFUSED_LOGIN, UNREACHABLE, ServiceError, one_line
     from jitagent.fleet.queue import error_code
+
+    url = describe(url)  # never its password (it comes from the environment: the message may go anywhere)
 
     if isinstance(exc, errors.AuthenticationError) or error_code(exc) in ("NOAUTH", "WRONGPASS"):
         return ServiceError(f"Redis at {url} refused the login ({one_line(exc)}): give the password in "

@@ -109,3 +109,17 @@ def test_put_refuses_a_prompt_over_the_cap_before_reaching_redis():
     done = jitagent("queue", "--redis", "redis://127.0.0.1:1/0", "put", "-", stdin=line(1) + "\n" + huge)
     assert done.returncode == 2 and done.stdout == ""  # refused before the unreachable Redis was tried
     assert "<stdin>:2: prompt:" in done.stderr and "a task's text is at most 100,000" in done.stderr
+
+
+def test_a_redis_url_password_from_the_environment_never_shows_in_an_error():
+    import os
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"redis://:hunter2@127.0.0.1:{port}"
+    done = subprocess.run([sys.executable, "-m", "jitagent", "queue", "stats"], capture_output=True, text=True,
+                          timeout=120, env=os.environ | {"JITAGENT_REDIS_URL": url})
+    assert done.returncode == 1 and "cannot reach Redis at redis://:***@127.0.0.1:" in done.stderr
+    assert "hunter2" not in done.stderr + done.stdout

@@ -119,7 +119,7 @@ def test_a_redis_url_password_from_the_environment_never_shows_in_an_error():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     url = f"redis://:hunter2@127.0.0.1:{port}"
-    done = subprocess.run([sys.executable, "-m", "jitagent", "queue", "stats"], capture_output=True, text=True,
-                          timeout=120, env=os.environ | {"JITAGENT_REDIS_URL": url})
+    done = subprocess.run([sys.executable, "-m", "jitagent", "queue", "stats"], capture_output=True,
+                          text=True, timeout=120, env=os.environ | {"JITAGENT_REDIS_URL": url})
     assert done.returncode == 1 and "cannot reach Redis at redis://:***@127.0.0.1:" in done.stderr
     assert "hunter2" not in done.stderr + done.stdout

@@ -63,3 +63,12 @@ def test_the_readme_first_screen_holds_what_a_new_user_needs():
     for needed in ("What it has measured", "BENCHMARKS.md", "Install", "GB", "--meta-model scripted",
                    "A first real solve", "base_url", "mcpServers", "JitAgent("):
         assert needed in screen, needed
+
+
+def test_the_settings_table_lists_every_setting_serve_takes():
+    from jitagent.cli import settings
+
+    page = (ROOT / "docs" / "integration.md").read_text()
+    rows = [line for line in page.splitlines() if line.startswith("| `--")]
+    missing = [s.flag for s in settings.SERVE if not any(f"`{s.flag}`" in row for row in rows)]
+    assert missing == []

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from harness_bank.router import ROUTES
 from jitagent.benchmark.ledger import Ledger, total_tokens
-from jitagent.benchmark.stats import bootstrap_ci, known_mean, rank
+from jitagent.benchmark.stats import best_per_type, bootstrap_ci, known_mean, rank
 from jitagent.common.usage import known_sum
 
 ORACLE = "per-family oracle"
@@ -43,17 +43,11 @@ def best_fixed(rows: Rows) -> str | None:
 
 def oracle(rows: Rows) -> dict[int, dict]:
     """Per family, the fixed arm best over the family's stream tasks (an upper bound: it reads the stream)."""
-    fixed = [a for a in rows if a.startswith("fixed:")]
+    fixed = {a: list(positions.values()) for a, positions in rows.items() if a.startswith("fixed:")}
     if not fixed:
         return {}
-    families: dict[str, list[int]] = defaultdict(list)
-    for order, row in rows[fixed[0]].items():
-        families[row["type"]].append(order)
-    out = {}
-    for orders in families.values():
-        arm = min(fixed, key=lambda a: rank([rows[a][k] for k in orders]))
-        out |= {k: rows[arm][k] | {"arm": ORACLE} for k in orders}
-    return dict(sorted(out.items()))
+    choice = best_per_type(fixed)
+    return {k: rows[choice[r["type"]]][k] | {"arm": ORACLE} for k, r in rows[next(iter(fixed))].items()}
 
 
 def paired(arm: dict[int, dict], base: dict[int, dict], orders: list[int]) -> tuple[float, float, float]:

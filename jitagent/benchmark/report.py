@@ -196,7 +196,7 @@ def report(bench, command: str) -> str:
     text += "\n\n".join(f"![{p.stem}]({p.name})" for p in images)  # beside report.md; each shows the command
     screen = summarize(ledger, [f"score:{n}" for n in bench.seeds])
     if screen:
-        picked = ", ".join(f"{t} → {s}" if _scored(bench, s, t) else f"{t} → {s} (every seed scored 0 there)"
+        picked = ", ".join(f"{t} → {s}" + ("" if _scored(bench, s, t) else " (every seed scored 0 there)")
                            for t, s in sorted(bench.oracle_choice().items(), key=str))
         text += ("\n\nScreen on `score` (one run per seed; chooses the oracle, the fixed seeds run on "
                  "`final` "

@@ -26,6 +26,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from harness_bank import HarnessBank
 from harness_bank.bank import copy_bank
@@ -50,6 +51,7 @@ from jitagent.runtime.agent import Runtime
 from jitagent.runtime.events import RunResult
 from jitagent.solving.assembly import pipeline_on
 from jitagent.solving.config import PipelineConfig
+from jitagent.solving.events import SolveResult
 from jitagent.solving.pipeline import JitPipeline
 from jitagent.tasks.task import Task, load_suite, spread_over_types
 
@@ -69,6 +71,15 @@ class BenchConfig:
     warm_top: int | None = 4  # seeds warmed on `learn`: the K best on `score` and the cheapest; None: all
     train: TrainConfig = field(default_factory=TrainConfig)  # the adapter arms' LoRA
     corrections: int = 0  # failed warm-up runs the tool writer corrects for the adapter's data (0: none)
+
+
+class Client(Protocol):
+    """A client's side of a JIT unit: the task it sends, and the run as it reads it once it has checked the
+    answer (and reported it)."""
+
+    sent: Task
+
+    async def answered(self, pipeline: JitPipeline, result: SolveResult, exhausted: bool) -> RunResult: ...
 
 
 def sampled(spec: HarnessSpec) -> bool:
@@ -295,23 +306,27 @@ class Bench:
                 self.bar.advance(job)
             pipeline.bank.close()
 
-    async def _solve(self, pipeline: JitPipeline, arm: str, task: Task, repeat: int, position: int) -> dict:
+    async def _solve(self, pipeline: JitPipeline, arm: str, task: Task, repeat: int, position: int,
+                     client: Client | None = None) -> dict:
+        """One JIT unit, traced. `client`: the task as a client sends it and what it makes of the result (the
+        stream checks the answer itself and reports it by run id); None: the server verifies."""
         start = time.monotonic()
         deadline = start + self.config.budget_s
         try:
-            result = await pipeline.solve(task, seed=repeat, deadline=deadline)
+            result = await pipeline.solve(client.sent if client else task, seed=repeat, deadline=deadline)
         except (Cancelled, TimeoutError):
             if time.monotonic() < deadline:
                 raise
             return exhausted_in_synthesis(arm, task, repeat, position, time.monotonic() - start)
         exhausted = result.run.interrupted and time.monotonic() >= deadline
-        row = unit_row(arm, task, repeat, result.run, budget_exhausted=exhausted, route=result.route,
+        run = await client.answered(pipeline, result, exhausted) if client else result.run
+        row = unit_row(arm, task, repeat, run, budget_exhausted=exhausted, route=result.route,
                        harness=result.harness.id, synthesis=result.synthesis_cost, order=position,
-                       examples=len(result.examples))
+                       examples=len(result.examples)) | self.context
         row["candidates"] = len(result.synthesis.candidates) if result.synthesis else 0
         row["broken"] = (sum(c.broken_after_repair for c in result.synthesis.candidates) if result.synthesis
                          else 0)
-        self.ledger.trace(row, result.run, harness=result.harness.name, route=result.route,
+        self.ledger.trace(row, run, harness=result.harness.name, route=result.route,
                           examples=list(result.examples),
                           reason=result.synthesis.reason if result.synthesis else "",
                           references=[r.name for r in result.references])

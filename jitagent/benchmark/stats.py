@@ -67,14 +67,20 @@ def best_fixed(ledger: Ledger) -> str | None:
 def hindsight_rows(ledger: Ledger) -> tuple[list[dict], dict[str, str]]:
     """The best fixed seed per task type chosen on `final` itself: the upper bound of routing among
     the seeds that ran there, not a competitor (it reads the answers it is scored on)."""
-    by_type: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
-    for arm in ledger.arms():
-        if arm.startswith("fixed:"):
-            for r in ledger.rows(arm):
-                by_type[r["type"]][arm].append(r)
-    choice = {t: min(arms, key=lambda a: rank(arms[a])) for t, arms in by_type.items()}
-    rows = [r | {"arm": HINDSIGHT, "route": "oracle"} for t, arm in choice.items() for r in by_type[t][arm]]
+    fixed = {arm: ledger.rows(arm) for arm in ledger.arms() if arm.startswith("fixed:")}
+    choice = best_per_type(fixed)
+    rows = [r | {"arm": HINDSIGHT, "route": "oracle"}
+            for t, arm in choice.items() for r in fixed[arm] if r["type"] == t]
     return rows, {t: a.removeprefix("fixed:") for t, a in choice.items()}
+
+
+def best_per_type(rows_by_arm: dict[str, list[dict]]) -> dict[str, str]:
+    """The arm whose rows rank best on each task type (`rank`: higher mean reward, then fewer tokens)."""
+    by_type: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    for arm, rows in rows_by_arm.items():
+        for r in rows:
+            by_type[r["type"]][arm].append(r)
+    return {t: min(arms, key=lambda a: rank(arms[a])) for t, arms in by_type.items()}
 
 
 def wall_percentiles(units: list[dict]) -> tuple[float, float, float]:

@@ -1,5 +1,5 @@
-"""`jitagent bench --stream K`: the product as a long stream meets it — K tasks of every family of a suite in
-a seeded, interleaved order, answered one at a time, each scored before the next.
+"""`jitagent bench --stream K`: the product as a long stream meets it, K tasks of every family of a suite
+in a seeded, interleaved order, answered one at a time, each scored before the next.
 
 Every arm answers stream task k before any arm sees task k+1, so a stream cut short leaves every arm the
 same tasks (paired) and machine load falls on every arm alike. The fixed arms are the `score` screen's best
@@ -28,14 +28,16 @@ from dataclasses import dataclass
 from harness_bank.bank import copy_bank
 from jitagent.benchmark.arms import STREAMED_ARMS, WARMED_ARMS
 from jitagent.benchmark.curve import curve_report, trainings
-from jitagent.benchmark.ledger import exhausted_in_synthesis, unit_row
 from jitagent.benchmark.progress import Lines, progress_bar
+from jitagent.benchmark.report import markdown
 from jitagent.benchmark.runner import Bench, BenchConfig
 from jitagent.benchmark.stats import summarize
 from jitagent.improvement.retrain import RetrainConfig
-from jitagent.models.base import Cancelled, ModelClient
+from jitagent.models.base import ModelClient
+from jitagent.runtime.events import RunResult
 from jitagent.sandbox.launch import Workspace
 from jitagent.solving.config import PipelineConfig
+from jitagent.solving.events import SolveResult
 from jitagent.solving.feedback import Report
 from jitagent.solving.pipeline import JitPipeline
 from jitagent.tasks.suites.external import STREAM_SEED
@@ -98,34 +100,12 @@ class Stream:
         return row
 
     async def _jit(self, arm: str, pipeline: JitPipeline, task: Task, order: int) -> dict | None:
-        """The task as a client sends it (no verifier), its answer checked here and the reward reported by
-        run id; then, where an adapter is training, the stream waits for it."""
+        """The task as a client sends and checks it (`Reporting`); then, where an adapter is training, the
+        stream waits for it."""
         if self.bench.ledger.done(arm, task.id, 0):
             return None
-        start = time.monotonic()
-        deadline = start + self.bench.config.budget_s
-        sent = {"verifier": VerifierSpec(kind="none")} | ({"type": None} if self.config.untyped else {})
-        blind = task.model_copy(update=sent)
-        try:
-            result = await pipeline.solve(blind, seed=0, deadline=deadline)
-        except (Cancelled, TimeoutError):
-            if time.monotonic() < deadline:
-                raise
-            row = exhausted_in_synthesis(arm, task, 0, order, time.monotonic() - start)
-        else:
-            run = result.run
-            verdict = await checked(task, run.answer)
-            exhausted = run.interrupted and time.monotonic() >= deadline
-            if verdict.reward is not None and (run.error is None or exhausted):  # out of budget: a real 0
-                await pipeline.report_outcome(Report(verdict.reward, verdict.detail), run_id=result.run_id)
-            run = dataclasses.replace(run, reward=verdict.reward, passed=verdict.passed,
-                                      verdict=verdict.detail)
-            row = unit_row(arm, task, 0, run, budget_exhausted=exhausted, route=result.route,
-                           harness=result.harness.id, synthesis=result.synthesis_cost, order=order,
-                           examples=len(result.examples))
-            self.bench.ledger.trace(row, run, harness=result.harness.name, route=result.route,
-                                    examples=list(result.examples))
-        self.bench.ledger.add(row | self.bench.context)
+        row = await self.bench._solve(pipeline, arm, task, 0, order, Reporting(task, self.config.untyped))
+        self.bench.ledger.add(row)
         await self._train_if_due(arm, pipeline, order)
         return row
 
@@ -144,8 +124,6 @@ class Stream:
 
     def report(self, command: str) -> str:
         """The curve (curve.py), then where the JIT arms started and the screen that chose the fixed seeds."""
-        from jitagent.benchmark.report import markdown
-
         ledger, out = self.bench.ledger, self.bench.config.out
         text = curve_report(ledger, self.config.window, out, command)
         warmed = [a for a in ledger.arms() if a.startswith(("warm:", "warm-examples:"))]
@@ -175,6 +153,27 @@ def run_stream(config: BenchConfig, stream: StreamConfig, solver: ModelClient, m
     if not report_only:
         asyncio.run(run.run())
     return run.report(command)
+
+
+@dataclass
+class Reporting:
+    """A client that sends a task without its verifier (and, `untyped`, without its type), checks the answer
+    itself and reports the reward by the run's id, as a client's report arrives."""
+
+    task: Task
+    untyped: bool = False
+
+    @property
+    def sent(self) -> Task:
+        return self.task.model_copy(update={"verifier": VerifierSpec(kind="none")}
+                                    | ({"type": None} if self.untyped else {}))
+
+    async def answered(self, pipeline: JitPipeline, result: SolveResult, exhausted: bool) -> RunResult:
+        run = result.run
+        verdict = await checked(self.task, run.answer)
+        if verdict.reward is not None and (run.error is None or exhausted):  # out of budget: a real 0
+            await pipeline.report_outcome(Report(verdict.reward, verdict.detail), run_id=result.run_id)
+        return dataclasses.replace(run, reward=verdict.reward, passed=verdict.passed, verdict=verdict.detail)
 
 
 async def checked(task: Task, answer: str | None):

@@ -168,8 +168,8 @@ def prompt_markup(spec: HarnessSpec) -> list[str]:
 def contradictions(spec: HarnessSpec) -> list[str]:
     """Where a harness's words say one thing and its fields another (the solver reads the words, the runtime
     runs the fields), or it carries the synthesis prompt's markup; every seed is free of these. `validate`
-    refuses them; synthesis refuses the markup only (see the closing note of issue 46: the scripted test
-    meta-model's first-enum edits contradict their parents)."""
+    refuses them all; synthesis only the markup, for now: the scripted test meta-model's first-enum edits
+    (`action: direct` on a parent that writes programs) contradict their parents."""
     text = prose(spec)
     errors = []
     if spec.tools.tools and NO_TOOLS.search(text):

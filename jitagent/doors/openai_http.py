@@ -41,7 +41,7 @@ from jitagent.harness.spec import format_validation_error
 from jitagent.solving.feedback import Report
 from jitagent.solving.layer import MAX_N, REQUEST_ID, SolveError, Solving
 from jitagent.solving.result import Solved
-from jitagent.tasks.task import Expected, task_for, verifier_for
+from jitagent.tasks.task import AUTO, MAX_CLIENT_TOOLS, ClientTool, Expected, task_for, verifier_for
 
 log = logging.getLogger("jitagent.server.openai")
 MODEL = "jitagent"
@@ -104,10 +104,49 @@ class Part(BaseModel):
     text: str | None = None
 
 
+class CalledFunction(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    name: str
+    arguments: str
+
+
+class ToolCallMade(BaseModel):
+    """An assistant message's call, as the client got it from an earlier reply."""
+
+    model_config = ConfigDict(extra="allow")
+    id: str
+    type: Literal["function"] = "function"
+    function: CalledFunction
+
+
 class Message(BaseModel):
     model_config = ConfigDict(extra="allow")
     role: Literal["system", "developer", "user", "assistant", "tool"]
     content: str | list[Part] | None = None
+    tool_calls: list[ToolCallMade] | None = None  # assistant: the calls it made
+    tool_call_id: str | None = None  # tool: the call this is the result of
+
+
+class Function(BaseModel):
+    model_config = ConfigDict(extra="allow")  # `strict` and the like: the schema is always held to
+    name: str
+    description: str = ""
+    parameters: dict | None = None
+
+
+class ToolDef(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    type: Literal["function"]
+    function: Function
+
+
+class NamedFunction(BaseModel):
+    name: str
+
+
+class NamedChoice(BaseModel):
+    type: Literal["function"]
+    function: NamedFunction
 
 
 class JitOptions(BaseModel):
@@ -132,12 +171,40 @@ class ChatRequest(BaseModel):
     messages: list[Message] = Field(min_length=1)
     stream: bool = False
     stream_options: StreamOptions | None = None
+    tools: list[ToolDef] | None = Field(None, max_length=MAX_CLIENT_TOOLS)
+    tool_choice: Literal["auto", "none", "required"] | NamedChoice | None = None
+    parallel_tool_calls: bool = True
     jitagent: JitOptions | None = None
+
+    @property
+    def choice(self) -> str:
+        """The task's tool_choice (`none` sends no tools at all)."""
+        if isinstance(self.tool_choice, NamedChoice):
+            return self.tool_choice.function.name
+        return self.tool_choice or AUTO
+
+
+def client_tools(chat: ChatRequest) -> list[ClientTool]:
+    """The request's functions as the task's client tools; ApiError naming the field of one that is wrong."""
+    if chat.choice == "none":
+        return []
+    tools = []
+    for i, tool in enumerate(chat.tools or []):
+        given = tool.function.model_dump(exclude_none=True, include={"name", "description", "parameters"})
+        try:
+            tools.append(ClientTool(**given))
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            param = f"tools[{i}].function.{error['loc'][0]}"
+            raise ApiError(400, f"{param}: {error['msg'].removeprefix('Value error, ')}", param) from None
+    return tools
 
 
 def conversation_text(messages: list[Message]) -> str:
-    """The task a conversation asks for: one user message is its text; more are each `role: text`."""
-    texts = []
+    """The task a conversation asks for: one user message is its text; more are each `role: text`, the calls
+    an assistant made and the results the client sent back among them (a run that paused at a call goes
+    on from the conversation: no state is held between requests)."""
+    texts, called = [], {}
     for i, message in enumerate(messages):
         parts = message.content if isinstance(message.content, list) else [Part(type="text",
                                                                                 text=message.content or "")]
@@ -145,7 +212,13 @@ def conversation_text(messages: list[Message]) -> str:
             if part.type != "text":
                 raise ApiError(400, f"messages[{i}].content[{j}]: only text parts are taken, got "
                                f"{part.type!r}", f"messages[{i}].content")
-        texts.append("".join(p.text or "" for p in parts))
+        text = "".join(p.text or "" for p in parts)
+        for call in message.tool_calls or []:
+            called[call.id] = call.function.name
+            text += f"\ncalled {call.function.name}({call.function.arguments})"
+        if message.role == "tool":
+            text = f"{called.get(message.tool_call_id or '', 'a function')} returned: {text}"
+        texts.append(text.strip())
     if len(messages) == 1 and messages[0].role == "user":
         return texts[0]
     return "\n\n".join(f"{m.role}: {t}" for m, t in zip(messages, texts) if t)
@@ -170,6 +243,17 @@ def reply(solved: Solved) -> str:
     if solved.answer is not None:
         return solved.answer
     return "[jitagent: the harness gave no answer" + (f" ({solved.error})" if solved.error else "") + "]"
+
+
+def assistant_message(solved: Solved, parallel: bool) -> tuple[dict, str]:
+    """The reply's message and finish reason: the calls the run paused at, or the answer."""
+    if not solved.tool_calls:
+        return {"role": "assistant", "content": reply(solved)}, "stop"
+    calls = [json.loads(call) for call in solved.tool_calls[:None if parallel else 1]]
+    return {"role": "assistant", "content": None, "tool_calls": [
+        {"id": f"call_{solved.run_id}_{i}", "type": "function",
+         "function": {"name": call["name"], "arguments": json.dumps(call["arguments"])}}
+        for i, call in enumerate(calls)]}, "tool_calls"
 
 
 def usage_of(solved: Solved) -> dict | None:
@@ -246,13 +330,13 @@ class OpenAIDoor:
         solve = functools.partial(self._solve, task, run_id, replay, options.n)
         if chat.stream:
             include_usage = bool(chat.stream_options and chat.stream_options.include_usage)
-            return StreamingResponse(self._sse(solve, run_id, chat.model, include_usage),
-                                     media_type="text/event-stream", headers=headers)
+            events = self._sse(solve, run_id, chat.model, include_usage, chat.parallel_tool_calls)
+            return StreamingResponse(events, media_type="text/event-stream", headers=headers)
         try:
             solved = await solve()
         except ApiError as exc:
             return exc.response(headers)
-        return JSONResponse(self._completion(solved, chat.model), headers=headers)
+        return JSONResponse(self._completion(solved, chat.model, chat.parallel_tool_calls), headers=headers)
 
     async def models(self, request: Request) -> Response:
         try:
@@ -300,7 +384,7 @@ class OpenAIDoor:
             raise ApiError.of(exc) from None
 
     async def _sse(self, solve: Callable[[], Awaitable[Solved]], run_id: str, model: str,
-                   include_usage: bool) -> AsyncIterator[str]:
+                   include_usage: bool, parallel: bool) -> AsyncIterator[str]:
         """Keep-alive comments while the solve works, then the answer, the end, [DONE]."""
         work = asyncio.ensure_future(solve())
         try:
@@ -315,9 +399,12 @@ class OpenAIDoor:
                 return
             head = {"id": run_id, "object": "chat.completion.chunk", "created": int(time.time()),
                     "model": model, "jitagent": solved.model_dump(mode="json")}
-            delta = {"role": "assistant", "content": reply(solved)}
+            delta, finish = assistant_message(solved, parallel)
+            if "tool_calls" in delta:  # as OpenAI streams them: each call with its index
+                delta = {"role": "assistant", "tool_calls": [{"index": i} | call
+                                                             for i, call in enumerate(delta["tool_calls"])]}
             yield _event(head | {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
-            yield _event(head | {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+            yield _event(head | {"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
             if include_usage and (usage := usage_of(solved)) is not None:
                 yield _event(head | {"choices": [], "usage": usage})
             yield "data: [DONE]\n\n"
@@ -326,11 +413,11 @@ class OpenAIDoor:
                 work.cancel()
 
     @staticmethod
-    def _completion(solved: Solved, model: str) -> dict:
+    def _completion(solved: Solved, model: str, parallel: bool) -> dict:
+        message, finish = assistant_message(solved, parallel)
         completion: dict[str, Any] = {
             "id": solved.run_id, "object": "chat.completion", "created": int(time.time()), "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": reply(solved)},
-                         "finish_reason": "stop"}],
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             "jitagent": solved.model_dump(mode="json")}
         if (usage := usage_of(solved)) is not None:
             completion["usage"] = usage
@@ -359,10 +446,13 @@ class OpenAIDoor:
         except ValueError as exc:  # `expect` alone always makes one
             raise ApiError(400, str(exc), "jitagent.verifier" if options.expect is None else "jitagent") \
                 from None
-        try:  # with a verifier made, only the text is left to be wrong
-            return task_for(conversation_text(chat.messages), type=task_type(chat.model), verifier=verifier)
+        tools = client_tools(chat)
+        try:  # with a verifier and the tools made, only the text and the tool choice are left to be wrong
+            return task_for(conversation_text(chat.messages), type=task_type(chat.model), verifier=verifier,
+                            client_tools=tools, tool_choice=AUTO if chat.choice == "none" else chat.choice)
         except ValueError as exc:
-            raise ApiError(400, str(exc), "messages") from None
+            param = "tool_choice" if "tool_choice" in str(exc) else "messages"
+            raise ApiError(400, str(exc), param) from None
 
     @staticmethod
     async def _json(request: Request) -> Any:

@@ -113,6 +113,9 @@ class Worker:
                 tasks = parse_tasks([entry.fields.get("task", "")], f"entry {entry.id}")
                 if not tasks:
                     raise TaskFileError(f"entry {entry.id}: no task")
+                if tasks[0].client_tools:  # a run would pause at a call no one is there to answer
+                    raise TaskFileError(f"entry {entry.id}: a queued task cannot carry client_tools (its "
+                                        "client cannot answer a call); send it through the OpenAI door")
             except TaskFileError as exc:  # never runnable: no point in retrying
                 await self._bury(entry, str(exc))
                 return

@@ -48,6 +48,8 @@ def enum_name(enum, value: int) -> str:
 def task_to_proto(task: Task | str) -> pb.Task:
     if isinstance(task, str):
         return pb.Task(prompt=task)
+    if task.client_tools:  # never dropped without a word
+        raise ValueError(f"task {task.id}: client_tools do not travel over gRPC yet; use the OpenAI door")
     msg = pb.Task(id=task.id, prompt=task.prompt, type=task.type or "", tags=task.tags, files=task.files,
                   verifier=verifier_to_proto(task.verifier), public_tests=task.public_tests or "",
                   split=enum_value(pb.Split, task.split) if task.split else pb.SPLIT_UNSPECIFIED)

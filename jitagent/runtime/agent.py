@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
 import time
 from collections.abc import AsyncIterator
 
 from jitagent.harness.spec import HarnessSpec
 from jitagent.models.base import Cancelled, CancelToken, ModelClient, ModelError
-from jitagent.runtime import prompts
+from jitagent.runtime import client_calls, prompts
 from jitagent.runtime.actions import Action
 from jitagent.runtime.channel import last_of
+from jitagent.runtime.client_calls import ClientCalls
 from jitagent.runtime.clipping import OBSERVATION_CHARS, head_and_tail
 from jitagent.runtime.conversation import Attempt, Conversation
 from jitagent.runtime.events import RunResult, Step, Stop, solution_turns
@@ -76,7 +78,8 @@ class Runtime:
             yield RunResult(task_id=task.id, harness_id=spec.id, answer=run.answer, passed=verdict.passed,
                             reward=verdict.reward, verdict=verdict.detail, cost=run.cost,
                             trajectory=run.trajectory, error=run.error, interrupted=run.interrupted,
-                            stop=run.stop, solution=self._solution(run))
+                            stop=run.stop, solution=self._solution(run),
+                            client_calls=[{"name": c.tool, "arguments": c.args} for c in run.client_calls])
         finally:  # also when the caller is cancelled mid-run
             workspace.close()
 
@@ -122,6 +125,8 @@ class Runtime:
                                 text=f"harness timeout: limits.timeout_s = {run.spec.limits.timeout_s}")
             else:
                 run.error, run.interrupted = f"stopped: {exc or 'deadline exceeded'}", True
+        except ClientCalls as exc:  # the run pauses; the client's results come back with its next request
+            run.client_calls = exc.calls
         except (BudgetExceeded, StageFailure) as exc:  # the harness's own doing: a genuine outcome, not infra
             run.stop = Stop(cause=exc.cause, text=f"{type(exc).__name__}: {exc}")
         except ModelError as exc:
@@ -174,12 +179,17 @@ class Runtime:
         talk.history[:1] = [prompts.task_message(run.spec.prompts, fields)]
         messages = (prompts.system_messages(run.spec.prompts, fields, run.examples)
                     + await run.memory.view(run, talk))
-        prefill = run.action.prefill(run.spec.prompts.prefill, talk.step)
+        if run.task.client_tools:
+            messages[0]["content"] += "\n" + run.prompts.text(
+                "client_tools", "system", functions=client_calls.describe(run.task.client_tools))
+        forced = run.task.forced_calls  # tool_choice: the reply is a call, decoded under the tools' schemas
+        prefill = "" if forced else run.action.prefill(run.spec.prompts.prefill, talk.step)
         if prefill:
             messages.append({"role": "assistant", "content": prefill})
-        generation = await run.complete(messages, temperature=run.action.temperature(talk.tool_failed),
-                                        seed=talk.seed + talk.step, stop=run.action.stop(prefill),
-                                        json_schema=run.action.schema(run.toolbox.allowed))
+        generation = await run.complete(
+            messages, temperature=run.action.temperature(talk.tool_failed), seed=talk.seed + talk.step,
+            stop=None if forced else run.action.stop(prefill),
+            json_schema=client_calls.schema(forced) if forced else run.action.schema(run.toolbox.allowed))
         reply = prefill + generation.text + ("\n```" if prefill.startswith("```") else "")
         run.trajectory.messages.append({"role": "assistant", "content": reply})
         await run.emit(Step(kind="model", text=reply, step=talk.step, depth=talk.depth,
@@ -188,7 +198,10 @@ class Runtime:
         return reply
 
     async def _execute(self, run: Run, talk: Conversation, reply: str) -> Attempt | None:
-        """Carry out a reply: an answer ends the loop, a tool call's observation joins the history."""
+        """Carry out a reply: an answer ends the loop, a tool call's observation joins the history, a call
+        of the client's functions pauses the run."""
+        if run.task.client_tools and (calls := client_calls.read(reply, run.task.client_tools)):
+            return await self._call_client(run, talk, calls)
         call = run.action.call(reply)
         if call is None:
             if run.action.answers(reply) or talk.step == run.spec.limits.max_steps - 1:
@@ -212,6 +225,22 @@ class Runtime:
             return Attempt(answer)
         talk.tell(f"Observation:\n{talk.observation}")
         return None
+
+    @staticmethod
+    async def _call_client(run: Run, talk: Conversation, calls: list) -> None:
+        """Calls that hold to their schemas pause the run (ClientCalls); one that does not is never sent: the
+        model hears why, and may correct it or answer without it."""
+        calls = [client_calls.repaired(call, run.task.client_tools) for call in calls]
+        for call in calls:
+            problem = client_calls.problem(call, run.task.client_tools)
+            said = problem or f"sent to the client: {json.dumps(call.args)}"
+            await run.emit(Step(kind="tool", tool=call.tool, ok=problem is None, text=said, step=talk.step,
+                                depth=talk.depth))
+            if problem is not None:
+                talk.tool_failed = True
+                talk.tell(run.prompts.text("client_tools", "invalid", problem=problem))
+                return None
+        raise ClientCalls(calls)
 
 
 __all__ = ["Runtime", "RunResult", "Step", "StageFailure"]

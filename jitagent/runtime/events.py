@@ -87,6 +87,8 @@ class RunResult:
     # the turns of the conversation that gave the answer (replies and the observations between them), what a
     # later task of the cluster may be shown once this run is verified; None: no single conversation gave it
     solution: list[dict] | None = None
+    # the calls of the client's functions the run paused at ({"name", "arguments"}); []: it did not pause
+    client_calls: list[dict] = field(default_factory=list)
 
     def summary(self) -> dict:
         return {"task_id": self.task_id, "harness_id": self.harness_id, "answer": self.answer,

@@ -55,6 +55,7 @@ class Run:
     trajectory: Trajectory = field(default_factory=Trajectory)
     tool_calls: int = 0
     answer: str | None = None
+    client_calls: list[ToolCall] = field(default_factory=list)  # where the run paused for the client
     stop: Stop | None = None
     error: str | None = None  # an infrastructure failure
     interrupted: bool = False

@@ -20,6 +20,7 @@ it, so each keeps records of its own rather than one type shared from the runtim
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass
 
 from harness_bank.router import ArmSummary, Route
@@ -109,7 +110,8 @@ class SolveResult:
             "answer": run.answer if run else None, "passed": run.passed if run else None,
             "reward": run.reward if run else None, "verdict": run.verdict if run else "",
             "error": run.error if run else None, "interrupted": run.interrupted if run else False,
-            "cost": Spent.of(run.cost if run else Cost()), "total_cost": Spent.of(self.total_cost)})
+            "cost": Spent.of(run.cost if run else Cost()), "total_cost": Spent.of(self.total_cost),
+            "tool_calls": tuple(json.dumps(call) for call in run.client_calls) if run else ()})
 
     def to_dict(self) -> dict:
         """The flat record (`Solved`) and what a synthesis did: the references it read, its candidates, its

@@ -60,6 +60,8 @@ class Solved(BaseModel):
     wall_s: float = Field(description="the whole solve")
     bank_decision: str = Field(description="the admission's decision on a verified run; empty: none")
     examples: tuple[str, ...] = Field(description="the runs whose verified solutions the harness was shown")
+    tool_calls: tuple[str, ...] = Field((), description="the calls of the client's functions the run paused "
+                                                         "at, each {name, arguments} as JSON; none: no pause")
 
     @property
     def verified(self) -> bool:

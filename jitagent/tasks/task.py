@@ -69,6 +69,34 @@ class VerifierSpec(BaseModel):
         return self
 
 
+MAX_CLIENT_TOOLS = 128  # as OpenAI's chat completions take
+TOOL_NAME = r"^[A-Za-z0-9_-]{1,64}$"  # OpenAI's rule for a function's name
+AUTO, REQUIRED = "auto", "required"  # a task's tool_choice, or one client tool's name
+
+
+class ClientTool(BaseModel):
+    """A function the client holds, in OpenAI's shape: a run may call it, and pauses at the call until the
+    client sends the result back (with the conversation so far, as the task's text)."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(pattern=TOOL_NAME)
+    description: str = ""
+    parameters: dict = Field(default_factory=lambda: {"type": "object", "properties": {}},
+                             description="the arguments' JSON Schema")
+
+    @field_validator("parameters")
+    @classmethod
+    def _a_json_schema(cls, schema: dict) -> dict:
+        from jsonschema import SchemaError, validators
+
+        try:
+            validators.validator_for(schema).check_schema(schema)
+        except SchemaError as exc:
+            where = "/".join(str(p) for p in exc.path)
+            raise ValueError(f"not a JSON Schema{f' at {where}' if where else ''}: {exc.message}") from None
+        return schema
+
+
 class Task(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -82,6 +110,10 @@ class Task(BaseModel):
     public_tests: str | None = Field(None, description="checks the agent may run (verify: run_tests)")
     verifier: VerifierSpec = Field(default_factory=lambda: VerifierSpec(kind="none"),
                                    description="kind 'none': unverified (reward comes later, as feedback)")
+    client_tools: list[ClientTool] = Field(default_factory=list, max_length=MAX_CLIENT_TOOLS,
+                                           description="the client's functions the run may call")
+    tool_choice: str = Field(AUTO, description="auto: the harness decides; required: the reply is a call; "
+                                               "a client tool's name: a call of that one")
 
     @field_validator("prompt")
     @classmethod
@@ -107,8 +139,27 @@ class Task(BaseModel):
                 raise ValueError(f"file name {name[:80]!r}: {problem}")
         return files
 
+    @model_validator(mode="after")
+    def _client_tools_that_can_be_called(self):
+        names = [t.name for t in self.client_tools]
+        twice = {n for n in names if names.count(n) > 1}
+        if clash := sorted(twice | (set(names) & {*TOOL_NAMES, "final_answer"})):
+            raise ValueError(f"client_tools: {clash[0]!r} is named twice or is a server tool's name")
+        if self.tool_choice not in (AUTO, REQUIRED, *names):
+            raise ValueError(f"tool_choice {self.tool_choice!r}: auto, required or a client tool's name")
+        if self.tool_choice != AUTO and not names:
+            raise ValueError(f"tool_choice {self.tool_choice!r} needs client_tools")
+        return self
+
     def allows(self, tool: str) -> bool:
         return self.tools is None or tool in self.tools
+
+    @property
+    def forced_calls(self) -> list[ClientTool]:
+        """The client tools a reply must call one of (tool_choice required or named); [] where it need not."""
+        if self.tool_choice == AUTO:
+            return []
+        return [t for t in self.client_tools if self.tool_choice in (REQUIRED, t.name)]
 
 
 def _file_name_problem(name: str, names: dict[str, str]) -> str | None:
@@ -256,10 +307,12 @@ def _finite_number(value: str | float) -> int | float | None:
 
 
 def task_for(prompt: str, *, type: str | None = None, expect: Expected | None = None,
-             verifier: dict | VerifierSpec | None = None) -> Task:
+             verifier: dict | VerifierSpec | None = None, client_tools: list[ClientTool] = (),
+             tool_choice: str = AUTO) -> Task:
     """A task from a prompt and what checks it (see verifier_for); its id derives from the prompt."""
     try:
-        return Task(id=derived_id(prompt), prompt=prompt, type=type, verifier=verifier_for(expect, verifier))
+        return Task(id=derived_id(prompt), prompt=prompt, type=type, verifier=verifier_for(expect, verifier),
+                    client_tools=list(client_tools), tool_choice=tool_choice)
     except ValidationError as exc:
         raise ValueError(f"task: {format_validation_error(exc)}") from None
 

@@ -333,7 +333,7 @@ class SolveRequest(_message.Message):
     def __init__(self, task: _Optional[_Union[Task, _Mapping]] = ..., n: _Optional[int] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class SolveResult(_message.Message):
-    __slots__ = ("run_id", "synthesis", "bank_decision", "examples", "task_id", "route", "harness_id", "harness_name", "cluster", "answer", "passed", "reward", "verdict", "error", "interrupted", "cost", "total_cost", "wall_s")
+    __slots__ = ("run_id", "synthesis", "bank_decision", "examples", "task_id", "route", "harness_id", "harness_name", "cluster", "answer", "passed", "reward", "verdict", "error", "interrupted", "cost", "total_cost", "wall_s", "tool_calls")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     SYNTHESIS_FIELD_NUMBER: _ClassVar[int]
     BANK_DECISION_FIELD_NUMBER: _ClassVar[int]
@@ -352,6 +352,7 @@ class SolveResult(_message.Message):
     COST_FIELD_NUMBER: _ClassVar[int]
     TOTAL_COST_FIELD_NUMBER: _ClassVar[int]
     WALL_S_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALLS_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     synthesis: SynthesisResult
     bank_decision: str
@@ -370,7 +371,8 @@ class SolveResult(_message.Message):
     cost: Cost
     total_cost: Cost
     wall_s: float
-    def __init__(self, run_id: _Optional[str] = ..., synthesis: _Optional[_Union[SynthesisResult, _Mapping]] = ..., bank_decision: _Optional[str] = ..., examples: _Optional[_Iterable[str]] = ..., task_id: _Optional[str] = ..., route: _Optional[_Union[Route, str]] = ..., harness_id: _Optional[str] = ..., harness_name: _Optional[str] = ..., cluster: _Optional[str] = ..., answer: _Optional[str] = ..., passed: _Optional[bool] = ..., reward: _Optional[float] = ..., verdict: _Optional[str] = ..., error: _Optional[str] = ..., interrupted: _Optional[bool] = ..., cost: _Optional[_Union[Cost, _Mapping]] = ..., total_cost: _Optional[_Union[Cost, _Mapping]] = ..., wall_s: _Optional[float] = ...) -> None: ...
+    tool_calls: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, run_id: _Optional[str] = ..., synthesis: _Optional[_Union[SynthesisResult, _Mapping]] = ..., bank_decision: _Optional[str] = ..., examples: _Optional[_Iterable[str]] = ..., task_id: _Optional[str] = ..., route: _Optional[_Union[Route, str]] = ..., harness_id: _Optional[str] = ..., harness_name: _Optional[str] = ..., cluster: _Optional[str] = ..., answer: _Optional[str] = ..., passed: _Optional[bool] = ..., reward: _Optional[float] = ..., verdict: _Optional[str] = ..., error: _Optional[str] = ..., interrupted: _Optional[bool] = ..., cost: _Optional[_Union[Cost, _Mapping]] = ..., total_cost: _Optional[_Union[Cost, _Mapping]] = ..., wall_s: _Optional[float] = ..., tool_calls: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Routed(_message.Message):
     __slots__ = ("route", "cluster", "text", "arms")

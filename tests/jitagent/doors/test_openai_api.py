@@ -116,7 +116,7 @@ def test_an_agent_frameworks_openai_model_solves_a_task_through_the_door_with_em
     async def main():
         config = make_config(meta="embedded", openai_port=0, auth_token=TOKEN)
         async with running(config) as (server, _):
-            warm(server.solving.pipeline.bank)
+            warm(server.solving.pipeline.bank, "chain_sum")
             model = OpenAIChatCompletionsModel(model="jitagent/chain_sum", openai_client=client_for(server))
             agent = Agent(name="arithmetic", model=model)
             result = await Runner.run(agent, "State the final answer to the following arithmetic problem: "
@@ -128,8 +128,8 @@ def test_an_agent_frameworks_openai_model_solves_a_task_through_the_door_with_em
     asyncio.run(main())
 
 
-def warm(bank) -> None:
-    """The cluster's evidence, as `bank warm` would leave it: direct right on 24 sums, so the
+def warm(bank, task_type: str) -> None:
+    """The type's cluster's evidence, as `bank warm` would leave it: direct right on 24 tasks, so the
     router exploits it (a cold cluster would synthesize first)."""
     from harness_bank import Outcome
     from jitagent.harness.seeds import load_seeds
@@ -138,7 +138,7 @@ def warm(bank) -> None:
     for i in range(24):
         bank.record_outcome(Outcome(harness_id=seed.id, task_id=f"sum-{i}", task_text=f"{i} + {i + 1} =",
                                     reward=1.0, prompt_tokens=100, completion_tokens=20, wall_s=2.0,
-                                    cluster="type:chain_sum", task_type="chain_sum"))
+                                    cluster=f"type:{task_type}", task_type=task_type))
 
 
 def test_a_run_with_no_answer_says_so_in_the_reply_the_agent_reads():

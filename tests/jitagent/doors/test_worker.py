@@ -106,13 +106,15 @@ def test_an_entry_that_is_not_a_task_is_a_dead_letter_at_once(queue, seeded_bank
 
     async def settled() -> bool:
         stats = await queue.stats()
-        return stats["dead"] == 2 and stats["results"] == 1
+        return stats["dead"] == 3 and stats["results"] == 1
 
     async def main():
-        await queue.put(['{"id": "x"}', "not json", task(2)])
+        tooled = json.dumps({"id": "c", "prompt": "Total of A-1?", "client_tools": [{"name": "total"}]})
+        await queue.put(['{"id": "x"}', "not json", tooled, task(2)])
         await run_until(worker, settled)
         dead = [fields for _, fields in await queue.read("dead")]
         assert "prompt" in dead[0]["error"] and "not valid JSON" in dead[1]["error"]
+        assert "cannot carry client_tools" in dead[2]["error"]  # its client could not answer a call
         assert all("\n" not in d["error"] and d["deliveries"] == "1" for d in dead)
         await queue.close()
     asyncio.run(main())

@@ -57,3 +57,9 @@ def test_the_verifier_kinds_are_one_table_the_wire_mirrors_by_name():
     assert {f.name for f in oneof.fields} == set(VERIFIER_KINDS) - {"none"}
     for field in oneof.fields:
         assert {f.name for f in field.message_type.fields} <= set(VerifierSpec.model_fields), field.name
+
+
+def test_a_task_with_client_tools_is_refused_rather_than_sent_without_them():
+    task = Task(id="c", prompt="Total of A-1?", client_tools=[{"name": "total"}])
+    with pytest.raises(ValueError, match="client_tools do not travel over gRPC yet"):
+        task_to_proto(task)

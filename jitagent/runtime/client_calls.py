@@ -1,0 +1,98 @@
+"""The client's own functions in a run (`Task.client_tools`): described to the model, read from its reply
+as leniently as serving stacks read calls, checked against their JSON Schemas before they leave, and the
+pause at a call — the run ends there, and the client sends the result back with the conversation."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from jitagent.runtime.parsing import ToolCall, parse_react
+from jitagent.tasks.task import ClientTool
+
+OPENING = re.compile(r"[\[{]")
+NAME_KEYS, ARGS_KEYS = ("tool", "name"), ("args", "arguments", "parameters")
+
+
+class ClientCalls(Exception):
+    """The run pauses: these calls go to the client, whose results come back with the next request."""
+
+    def __init__(self, calls: list[ToolCall]):
+        super().__init__(", ".join(c.tool for c in calls))
+        self.calls = calls
+
+
+def describe(tools: list[ClientTool]) -> str:
+    return "\n".join(f"- {t.name}({json.dumps(t.parameters.get('properties', {}))}): {t.description}"
+                     for t in tools)
+
+
+def schema(tools: list[ClientTool]) -> dict:
+    """A reply that is one call of one of `tools`: the grammar a forced call (tool_choice) decodes under."""
+    return {"anyOf": [{"type": "object", "properties": {"tool": {"const": t.name}, "args": t.parameters},
+                       "required": ["tool", "args"]} for t in tools]}
+
+
+def read(reply: str, tools: list[ClientTool]) -> list[ToolCall]:
+    """The calls of `tools` a reply makes: JSON objects {tool|name, args|arguments|parameters} (or OpenAI's
+    {"function": {...}}), one or a list, anywhere in it (in <tool_call> tags, fenced or bare); else a ReAct
+    `Action:` that names one. An object that names no client tool is no call (the harness reads it)."""
+    names = {t.name for t in tools}
+    calls = [call for value in json_values(reply) for item in (value if isinstance(value, list) else [value])
+             if (call := _as_call(item, names)) is not None]
+    if not calls and (react := parse_react(reply)) is not None and react.tool in names:
+        args = next(iter(json_values(react.args)), react.args) if isinstance(react.args, str) else react.args
+        calls.append(ToolCall(react.tool, args))
+    return calls
+
+
+def repaired(call: ToolCall, tools: list[ClientTool]) -> ToolCall:
+    """`call` without the arguments its schema forbids (`additionalProperties: false`): a small model adds
+    made-up ones to an otherwise good call."""
+    parameters = next(t.parameters for t in tools if t.name == call.tool)
+    if not isinstance(call.args, dict) or parameters.get("additionalProperties", True) is not False:
+        return call
+    known = parameters.get("properties", {})
+    return ToolCall(call.tool, {k: v for k, v in call.args.items() if k in known})
+
+
+def problem(call: ToolCall, tools: list[ClientTool]) -> str | None:
+    """Why `call` cannot be sent (arguments that are not an object, or break the tool's schema), or None."""
+    from jsonschema import validators
+
+    if not isinstance(call.args, dict):
+        return f"{call.tool}: the arguments are not a JSON object"
+    parameters = next(t.parameters for t in tools if t.name == call.tool)
+    errors = sorted(validators.validator_for(parameters)(parameters).iter_errors(call.args),
+                    key=lambda e: list(e.path))
+    if not errors:
+        return None
+    where = ".".join(str(p) for p in errors[0].path)
+    return f"{call.tool}: {where + ': ' if where else ''}{errors[0].message}"
+
+
+def json_values(text: str) -> list:
+    """Every JSON object or array in `text`, outermost first, in order."""
+    decoder, values, at = json.JSONDecoder(), [], 0
+    while (start := OPENING.search(text, at)) is not None:
+        try:
+            value, at = decoder.raw_decode(text, start.start())
+        except ValueError:
+            at = start.start() + 1
+            continue
+        values.append(value)
+    return values
+
+
+def _as_call(item, names: set[str]) -> ToolCall | None:
+    if isinstance(item, dict) and isinstance(item.get("function"), dict):
+        item = item["function"]
+    if not isinstance(item, dict):
+        return None
+    name = next((item[k] for k in NAME_KEYS if isinstance(item.get(k), str)), None)
+    if name not in names:
+        return None
+    args = next((item[k] for k in ARGS_KEYS if k in item), {})
+    if isinstance(args, str):
+        args = next((v for v in json_values(args) if isinstance(v, dict)), args)
+    return ToolCall(name, args)

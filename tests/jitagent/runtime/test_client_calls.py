@@ -1,0 +1,101 @@
+"""The client's own functions in a run: read from a reply however it writes the call, checked against their
+schemas before they leave, a forced call decoded under them, and the run paused at a call."""
+
+import asyncio
+
+import pytest
+
+from jitagent.harness.seeds import load_seeds
+from jitagent.models.scripted import ScriptedModel
+from jitagent.runtime import client_calls
+from jitagent.runtime.agent import Runtime
+from jitagent.runtime.parsing import ToolCall
+from jitagent.tasks.task import ClientTool, Task
+
+TOTAL = ClientTool(name="get_order_total", description="The total of an order.",
+                   parameters={"type": "object", "properties": {"order_id": {"type": "string"}},
+                               "required": ["order_id"]})
+ASK = "What is the total of order A-1001?"
+
+
+@pytest.mark.parametrize("reply", [
+    '{"tool": "get_order_total", "args": {"order_id": "A-1001"}}',
+    '<tool_call>\n{"name": "get_order_total", "arguments": {"order_id": "A-1001"}}\n</tool_call>',
+    'I will look it up.\n```json\n{"name": "get_order_total", '
+    '"arguments": "{\\"order_id\\": \\"A-1001\\"}"}\n```',
+    '[{"type": "function", "function": {"name": "get_order_total", "parameters": {"order_id": "A-1001"}}}]',
+    'Thought: look it up\nAction: get_order_total\nAction Input: {"order_id": "A-1001"}',
+    'We need {the id}.\n```python\nx = 1\n```\n'
+    'So: {"tool": "get_order_total", "args": {"order_id": "A-1001"}}',
+])
+def test_a_call_is_read_however_the_reply_writes_it(reply):
+    assert client_calls.read(reply, [TOTAL]) == [ToolCall("get_order_total", {"order_id": "A-1001"})]
+
+
+def test_objects_that_name_no_client_function_are_no_call():
+    assert client_calls.read('{"tool": "python", "args": {"code": "1"}}', [TOTAL]) == []
+    assert client_calls.read("Final answer: 42", [TOTAL]) == []
+
+
+def test_arguments_a_strict_schema_forbids_are_dropped_before_the_check():
+    strict = ClientTool(name="get_order_total", parameters=TOTAL.parameters | {"additionalProperties": False})
+    made_up = ToolCall("get_order_total", {"order_id": "A-1001", "total_apples": 100})
+    assert client_calls.repaired(made_up, [strict]) == ToolCall("get_order_total", {"order_id": "A-1001"})
+    assert client_calls.repaired(made_up, [TOTAL]) == made_up  # extra arguments allowed: sent as given
+
+
+def test_a_call_that_breaks_its_schema_says_where():
+    assert client_calls.problem(ToolCall("get_order_total", {"order_id": 7}), [TOTAL]) == \
+        "get_order_total: order_id: 7 is not of type 'string'"
+    missing = client_calls.problem(ToolCall("get_order_total", {}), [TOTAL])
+    assert "'order_id' is a required property" in missing
+    assert client_calls.problem(ToolCall("get_order_total", "A-1001"), [TOTAL]).endswith("not a JSON object")
+    assert client_calls.problem(ToolCall("get_order_total", {"order_id": "A"}), [TOTAL]) is None
+
+
+def run(task, replies, seed="react"):
+    model = ScriptedModel(replies)
+    return asyncio.run(Runtime(model).run(load_seeds()[seed], task)), model
+
+
+def test_the_run_pauses_at_a_valid_call_and_the_model_was_told_the_functions():
+    task = Task(id="t", prompt=ASK, client_tools=[TOTAL])
+    result, model = run(task, ['{"tool": "get_order_total", "args": {"order_id": "A-1001"}}'])
+    assert result.client_calls == [{"name": "get_order_total", "arguments": {"order_id": "A-1001"}}]
+    assert result.answer is None and result.error is None and result.stop is None
+    assert "get_order_total" in model.calls[0]["messages"][0]["content"]  # the system message lists it
+
+
+def test_a_call_that_breaks_its_schema_is_never_sent_and_the_model_may_answer_instead():
+    task = Task(id="t", prompt=ASK, client_tools=[TOTAL])
+    result, model = run(task, ['{"tool": "get_order_total", "args": {"order": 1001}}', "Final answer: 42.50"])
+    assert result.client_calls == [] and result.answer == "42.50"
+    told = model.calls[1]["messages"][-1]["content"]
+    assert "not sent" in told and "'order_id' is a required property" in told
+
+
+def test_a_task_without_client_tools_runs_as_before():
+    result, model = run(Task(id="t", prompt="2+3?"), ["Final answer: 5"], seed="direct")
+    assert result.answer == "5" and result.client_calls == []
+    assert "functions of the user's" not in model.calls[0]["messages"][0]["content"]
+
+
+def test_a_forced_call_is_decoded_under_the_tools_schema_without_the_harness_prefill():
+    task = Task(id="t", prompt=ASK, client_tools=[TOTAL], tool_choice="get_order_total")
+    result, model = run(task, ['{"tool": "get_order_total", "args": {"order_id": "A-1001"}}'],
+                        seed="program_of_thought")
+    call = model.calls[0]
+    assert call["json_schema"] == client_calls.schema([TOTAL])
+    assert call["messages"][-1]["role"] != "assistant"  # no ```python prefill under a JSON grammar
+    assert result.client_calls[0]["name"] == "get_order_total"
+
+
+def test_a_task_refuses_tools_it_cannot_call():
+    with pytest.raises(ValueError, match="not a JSON Schema at type"):
+        ClientTool(name="f", parameters={"type": "objekt"})
+    with pytest.raises(ValueError, match="server tool"):
+        Task(id="t", prompt="x", client_tools=[ClientTool(name="python")])
+    with pytest.raises(ValueError, match="auto, required or a client tool's name"):
+        Task(id="t", prompt="x", client_tools=[TOTAL], tool_choice="other")
+    with pytest.raises(ValueError, match="needs client_tools"):
+        Task(id="t", prompt="x", tool_choice="required")

@@ -79,14 +79,14 @@ class Runtime:
                             reward=verdict.reward, verdict=verdict.detail, cost=run.cost,
                             trajectory=run.trajectory, error=run.error, interrupted=run.interrupted,
                             stop=run.stop, solution=self._solution(run),
-                            client_calls=[{"name": c.tool, "arguments": c.args} for c in run.client_calls])
+                            client_calls=run.calls_sent)
         finally:  # also when the caller is cancelled mid-run
             workspace.close()
 
     @staticmethod
     def _solution(run: Run) -> list[dict] | None:
         """The turns that gave the answer, where one conversation gave it (see `solution_turns`)."""
-        if run.answer is None or run.spec.solution_format is None:
+        if (run.answer is None and not run.client_calls) or run.spec.solution_format is None:
             return None
         return solution_turns(run.trajectory.events)
 
@@ -94,8 +94,11 @@ class Runtime:
     async def _verdict(run: Run, verify_answer: bool, budget: float | None) -> Verdict:
         if not verify_answer:
             return Verdict(None, None, "not verified (dry run)")
+        answer = run.answer
+        if run.task.verifier.kind == "calls":  # what is checked is the calls the run paused at
+            answer = json.dumps(run.calls_sent)
         try:
-            return await verify(run.task, run.answer, run.toolbox.workspace, deadline=budget)
+            return await verify(run.task, answer, run.toolbox.workspace, deadline=budget)
         except Exception as exc:  # a verifier that crashes scores 0 and says why; it never stops a run
             return Verdict(False, 0.0, f"verifier crashed: {type(exc).__name__}: {exc}")
 

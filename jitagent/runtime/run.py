@@ -60,6 +60,11 @@ class Run:
     error: str | None = None  # an infrastructure failure
     interrupted: bool = False
 
+    @property
+    def calls_sent(self) -> list[dict]:
+        """The calls of the client's functions the run paused at, as the client gets them."""
+        return [{"name": call.tool, "arguments": call.args} for call in self.client_calls]
+
     async def emit(self, event: Step) -> None:
         self.trajectory.events.append(event)
         await self.events.emit(event)

@@ -39,7 +39,8 @@ def prompt_problem(prompt: str) -> str | None:
 class VerifierSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    kind: Literal["none", "exact", "numeric", "regex", "python_tests", "shell_check", "reasoning_gym"]
+    kind: Literal["none", "exact", "numeric", "regex", "python_tests", "shell_check", "reasoning_gym",
+                  "calls"]
     expected: str | float | int | None = None
     tolerance: float = Field(1e-6, ge=0)
     pattern: str | None = Field(None, max_length=MAX_PATTERN)
@@ -51,6 +52,16 @@ class VerifierSpec(BaseModel):
     index: int | None = None
     command: str | None = None     # shell_check: run in the workspace after the agent finishes
     case_sensitive: bool = False
+
+    @model_validator(mode="after")
+    def _calls_that_can_be_matched(self):
+        """A calls verifier's `expected` is the JSON list of the calls (tasks/calls.py)."""
+        if self.kind == "calls":
+            from jitagent.tasks.calls import expectation_problem
+
+            if problem := expectation_problem(self.expected if isinstance(self.expected, str) else ""):
+                raise ValueError(f"calls: expected: {problem}")
+        return self
 
     @model_validator(mode="after")
     def _a_gym_entry_that_exists(self):

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import regex
 
 from jitagent.sandbox.launch import SandboxLimits, Workspace, sandbox_python
+from jitagent.tasks.calls import calls_match
 from jitagent.tasks.task import Task
 
 NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?|-?\.\d+")
@@ -85,6 +86,9 @@ async def verify(task: Task, answer: str | None, workspace: Workspace,
             return Verdict(False, 0.0,
                            f"pattern {v.pattern[:200]!r} ran past {REGEX_TIMEOUT_S} s: not matched")
         return Verdict(ok, float(ok), f"pattern {v.pattern!r} {'matched' if ok else 'not found'}")
+    if v.kind == "calls":  # the answer is the run's calls of the client's functions, as JSON
+        ok, detail = calls_match(v.expected, answer)
+        return Verdict(ok, float(ok), detail)
     if v.kind == "reasoning_gym":
         from jitagent.tasks.suites.external import score_reasoning_gym
 

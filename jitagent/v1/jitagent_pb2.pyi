@@ -74,20 +74,22 @@ STEP_KIND_VOTE: StepKind
 STEP_KIND_VERIFY: StepKind
 
 class Verifier(_message.Message):
-    __slots__ = ("exact", "numeric", "regex", "python_tests", "shell_check", "reasoning_gym")
+    __slots__ = ("exact", "numeric", "regex", "python_tests", "shell_check", "reasoning_gym", "calls")
     EXACT_FIELD_NUMBER: _ClassVar[int]
     NUMERIC_FIELD_NUMBER: _ClassVar[int]
     REGEX_FIELD_NUMBER: _ClassVar[int]
     PYTHON_TESTS_FIELD_NUMBER: _ClassVar[int]
     SHELL_CHECK_FIELD_NUMBER: _ClassVar[int]
     REASONING_GYM_FIELD_NUMBER: _ClassVar[int]
+    CALLS_FIELD_NUMBER: _ClassVar[int]
     exact: ExactAnswer
     numeric: NumericAnswer
     regex: RegexMatch
     python_tests: PythonTests
     shell_check: ShellCheck
     reasoning_gym: ReasoningGymEntry
-    def __init__(self, exact: _Optional[_Union[ExactAnswer, _Mapping]] = ..., numeric: _Optional[_Union[NumericAnswer, _Mapping]] = ..., regex: _Optional[_Union[RegexMatch, _Mapping]] = ..., python_tests: _Optional[_Union[PythonTests, _Mapping]] = ..., shell_check: _Optional[_Union[ShellCheck, _Mapping]] = ..., reasoning_gym: _Optional[_Union[ReasoningGymEntry, _Mapping]] = ...) -> None: ...
+    calls: ExpectedCalls
+    def __init__(self, exact: _Optional[_Union[ExactAnswer, _Mapping]] = ..., numeric: _Optional[_Union[NumericAnswer, _Mapping]] = ..., regex: _Optional[_Union[RegexMatch, _Mapping]] = ..., python_tests: _Optional[_Union[PythonTests, _Mapping]] = ..., shell_check: _Optional[_Union[ShellCheck, _Mapping]] = ..., reasoning_gym: _Optional[_Union[ReasoningGymEntry, _Mapping]] = ..., calls: _Optional[_Union[ExpectedCalls, _Mapping]] = ...) -> None: ...
 
 class ExactAnswer(_message.Message):
     __slots__ = ("expected", "case_sensitive")
@@ -138,6 +140,12 @@ class ReasoningGymEntry(_message.Message):
     size: int
     index: int
     def __init__(self, dataset: _Optional[str] = ..., seed: _Optional[int] = ..., size: _Optional[int] = ..., index: _Optional[int] = ...) -> None: ...
+
+class ExpectedCalls(_message.Message):
+    __slots__ = ("expected",)
+    EXPECTED_FIELD_NUMBER: _ClassVar[int]
+    expected: str
+    def __init__(self, expected: _Optional[str] = ...) -> None: ...
 
 class ToolSet(_message.Message):
     __slots__ = ("names",)

@@ -27,6 +27,7 @@ def test_what_the_suites_do_not_show_round_trips_too():
         Task(id="c", prompt="p", verifier={"kind": "numeric", "expected": 0.25, "tolerance": 0.01}),
         Task(id="d", prompt="p", verifier={"kind": "regex", "pattern": "^a+$", "case_sensitive": True}),
         Task(id="e", prompt="p", verifier={"kind": "exact", "expected": "Yes"}, split="learn"),
+        Task(id="g", prompt="p", verifier={"kind": "calls", "expected": '[{"f": {"x": [1, ""]}}]'}),
     ]
     for task in tasks:
         assert through_the_wire(task) == task

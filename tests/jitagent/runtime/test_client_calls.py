@@ -99,3 +99,14 @@ def test_a_task_refuses_tools_it_cannot_call():
         Task(id="t", prompt="x", client_tools=[TOTAL], tool_choice="other")
     with pytest.raises(ValueError, match="needs client_tools"):
         Task(id="t", prompt="x", tool_choice="required")
+
+
+def test_a_calls_verifier_judges_the_call_the_run_paused_at_and_keeps_it_as_a_solution():
+    expected = '[{"get_order_total": {"order_id": ["A-1001"]}}]'
+    task = Task(id="t", prompt=ASK, client_tools=[TOTAL], verifier={"kind": "calls", "expected": expected})
+    result, _ = run(task, ['{"tool": "get_order_total", "args": {"order_id": "a-1001"}}'])
+    assert result.passed and result.reward == 1.0
+    assert result.solution == [{"role": "assistant",
+                                 "content": '{"tool": "get_order_total", "args": {"order_id": "a-1001"}}'}]
+    wrong, _ = run(task, ["Final answer: 42"])  # answered without the call the task needed
+    assert not wrong.passed and wrong.verdict == "expected 1 call(s), the run made 0"

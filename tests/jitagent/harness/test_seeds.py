@@ -1,3 +1,5 @@
+import re
+
 from jitagent.harness.seeds import load_seeds, resolve_harness
 
 # the order the seeds enter a bank (their files' NN_ prefix), which its listing and index follow
@@ -18,3 +20,27 @@ def test_a_harness_is_a_seed_by_name_or_a_spec_file(tmp_path):
     spec.write_text(load_seeds()["react"].to_yaml())
     assert resolve_harness("react") is load_seeds()["react"]
     assert resolve_harness(str(spec)).id == load_seeds()["react"].id
+
+
+def test_no_seed_shows_an_example_shaped_like_a_task_of_our_suites():
+    """A seed's few-shot pairs lift every arm measured with it: none may share a run of four words with any
+    task of any project suite (every split), nor quote a word or phrase one of them has."""
+    from jitagent.tasks.task import load_suite, suite_names
+
+    def words(text: str) -> list[str]:
+        return re.findall(r"[a-z0-9]+", text.lower())
+
+    def runs(text: str) -> set[tuple]:
+        w = words(text)
+        return {tuple(w[i:i + 4]) for i in range(len(w) - 3)}
+
+    def quoted(text: str) -> set[str]:
+        pairs = re.findall(r"'([^'\n]{2,})'|\"([^\"\n]{2,})\"", text)
+        return {q.lower() for pair in pairs for q in pair if q}
+
+    prompts = [task.prompt for suite in suite_names() for task in load_suite(suite)]
+    in_tasks = set().union(*(runs(p) | quoted(p) | set(words(p)) for p in prompts))
+    shared = {(name, shot.user): sorted(map(str, (runs(text) | quoted(text)) & in_tasks))
+              for name, spec in load_seeds().items() for shot in spec.prompts.few_shot
+              for text in [shot.user + "\n" + shot.assistant]}
+    assert {shot: marks for shot, marks in shared.items() if marks} == {}

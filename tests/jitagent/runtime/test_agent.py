@@ -41,7 +41,7 @@ def test_direct_with_few_shot_and_cost_counted():
     result, events, model = run(load_seeds()["direct"], ADD, ["2 plus 3 is 5.\nFinal answer: 5"])
     assert result.passed and result.reward == 1.0 and result.answer == "5"
     sent = model.calls[0]["messages"]
-    assert sent[1]["role"] == "user" and "apples" in sent[1]["content"]  # the few-shot example
+    assert sent[1]["role"] == "user" and "meeting" in sent[1]["content"]  # the few-shot example
     assert result.cost.prompt_tokens > 0 and result.cost.completion_tokens == 8
 
 

@@ -18,6 +18,7 @@ from harness_bank.router import ROUTES
 from jitagent.benchmark.ledger import Ledger, total_tokens
 from jitagent.benchmark.stats import best_per_type, bootstrap_ci, known_mean, rank
 from jitagent.common.usage import known_sum
+from jitagent.config.paths import shared
 
 ORACLE = "per-family oracle"
 Rows = dict[str, dict[int, dict]]  # each arm's ledger rows by stream position
@@ -229,5 +230,6 @@ def draw(rows: Rows, arms: list[str], base_arm: str | None, cuts: list[list[int]
     fig.suptitle(command, fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+    shared(path)
     plt.close(fig)
     return path

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from jitagent.common.usage import known_sum
+from jitagent.config.paths import shared
 from jitagent.tasks.task import Task
 
 
@@ -33,6 +34,7 @@ class Ledger:
         self.units[(row["arm"], row["task_id"], row["repeat"])] = row
         with self.path.open("a") as f:
             f.write(json.dumps(row) + "\n")
+        shared(self.path)
 
     def trace(self, row: dict, run, **extra) -> None:
         """What each unit's harness did, to read why an arm won or lost."""
@@ -41,6 +43,7 @@ class Ledger:
         with self.path.with_name("trajectories.jsonl").open("a") as f:
             f.write(json.dumps({k: row[k] for k in ("arm", "task_id", "repeat", "reward")} | extra |
                                {"answer": run.answer, "verdict": run.verdict, "events": events}) + "\n")
+        shared(self.path.with_name("trajectories.jsonl"))
 
     def rows(self, arm: str) -> list[dict]:
         return [r for (a, _, _), r in self.units.items() if a == arm]

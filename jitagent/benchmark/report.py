@@ -20,6 +20,7 @@ from jitagent.benchmark.stats import (
     wall_percentiles,
 )
 from jitagent.common.usage import known_sum
+from jitagent.config.paths import shared
 
 JIT_ARMS = ("jit_examples_adapter", "jit_examples", "jit_tools", "jit_tools_small", "jit_tools_unverified",
             "jit_warm", "jit_stream", "jit_static")
@@ -161,6 +162,7 @@ def _finish(fig, ax, xlabel: str, ylabel: str, command: str, path: Path) -> Path
     fig.text(0.01, 0.01, command, fontsize=6)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     fig.savefig(path, dpi=110)
+    shared(path)
     plt.close(fig)
     return path
 
@@ -203,6 +205,7 @@ def report(bench, command: str) -> str:
                  f"and the seeds warmed on `learn`):\n\n{markdown(screen)}\n\nOracle choice per type: "
                  f"{picked}")
     (bench.config.out / "report.md").write_text(text + "\n")
+    shared(bench.config.out / "report.md")
     return text
 
 

@@ -32,6 +32,7 @@ from jitagent.benchmark.progress import Lines, progress_bar
 from jitagent.benchmark.report import markdown
 from jitagent.benchmark.runner import Bench, BenchConfig
 from jitagent.benchmark.stats import summarize
+from jitagent.config.paths import shared
 from jitagent.improvement.retrain import RetrainConfig
 from jitagent.models.base import ModelClient
 from jitagent.runtime.events import RunResult
@@ -120,6 +121,7 @@ class Stream:
         with (self.bench.config.out / "training.jsonl").open("a") as f:
             f.write(json.dumps({"arm": arm, "after": order, "wall_s": round(time.monotonic() - start, 1),
                                 "job": pipeline.retrainer.jobs}) + "\n")
+        shared(self.bench.config.out / "training.jsonl")
 
 
     def report(self, command: str) -> str:
@@ -143,6 +145,7 @@ class Stream:
                      f"{sum(j['wall_s'] for j in jobs) / 60:.1f} min in all, after tasks "
                      + ", ".join(str(j["after"] + 1) for j in jobs) + ".")
         (out / "report.md").write_text(text + "\n")
+        shared(out / "report.md")
         return text
 
 

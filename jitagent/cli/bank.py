@@ -24,7 +24,7 @@ from jitagent.cli.common import (
 from jitagent.cli.common import bank as bank_options
 from jitagent.cli.options import COUNT, top_k
 from jitagent.cli.progress import units, waiting
-from jitagent.config.paths import open_bank
+from jitagent.config.paths import open_bank, shared
 
 WRITERS = ("init", "warm")  # the commands that may create a bank; the others need one that exists
 
@@ -248,6 +248,7 @@ def plot_history(series: dict[str, list[tuple[int, float, float, float]]], clust
     ax.legend(fontsize="small", loc="best")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
+    shared(path)
     plt.close(fig)
 
 
@@ -380,6 +381,7 @@ def cmd_export(args) -> int:
         if path is not None:
             rows = [json.dumps(r) for r in records(bank, spec_reader(bank), config)]
             path.write_text("".join(f"{row}\n" for row in rows))
+            shared(path)
             written[str(path)] = len(rows)
     return _out(args, written, lambda: print("\n".join(f"{n} record(s) -> {p}" for p, n in written.items())))
 

@@ -36,6 +36,7 @@ from jitagent.cli.common import (
 )
 from jitagent.cli.options import COUNT, RUNTIME, SEED, USAGE, Bounded, Failure, top_k
 from jitagent.cli.terminal import visible
+from jitagent.config.paths import shared
 from jitagent.improvement.training.lora import TrainConfig
 from jitagent.tasks.suites.external import MAX_GYM_SIZE, STREAM_SEED
 
@@ -134,6 +135,7 @@ def cmd_run(args) -> int:
     report = {"summary": summary.to_dict(), "model": model.name, "results": [r.summary() for r in results]}
     if args.out:
         args.out.write_text(json.dumps(report, indent=2))
+        shared(args.out)
     if args.json:
         print(json.dumps(report, indent=2))
     else:

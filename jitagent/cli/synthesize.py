@@ -25,6 +25,7 @@ from jitagent.cli.common import (
 from jitagent.cli.options import USAGE, Failure, FieldRange
 from jitagent.cli.progress import waiting
 from jitagent.cli.terminal import visible
+from jitagent.config.paths import shared
 
 
 def pipeline_for(args, learn: bool):
@@ -107,6 +108,7 @@ def cmd_synthesize(args) -> int:
     if args.out:
         args.out.write_text(json.dumps(spec, indent=2) if args.out.suffix == ".json"
                             else result.harness.to_yaml())
+        shared(args.out)
     if args.json:
         print(json.dumps(result.to_dict() | {"spec": spec}, indent=2, default=str))
     elif not args.out:
@@ -126,6 +128,7 @@ def cmd_solve(args) -> int:
     text = json.dumps(result, indent=2, default=str)
     if args.out:
         args.out.write_text(text)
+        shared(args.out)
     if args.json:
         print(text)
     elif args.harness:

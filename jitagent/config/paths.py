@@ -16,6 +16,8 @@ from pathlib import Path
 from jitagent.common.errors import REFUSED_LOGIN, UNREACHABLE, ServiceError, one_line
 
 PRIVATE_UMASK = 0o077
+USER_UMASK = os.umask(PRIVATE_UMASK)  # read (and put back at once) before any bank is opened
+os.umask(USER_UMASK)
 THROWAWAY_CLUSTER = "jitagent-throwaway"  # cluster_name of the PostgreSQL servers fleet/services.py starts
 
 
@@ -109,6 +111,14 @@ def _open_bank(path: str | Path, cache_dir: Path | None, create: bool, models: l
     except (OSError, RuntimeError, sqlite3.Error) as exc:  # RuntimeError: faiss, on a corrupt index file
         raise DataDirError(f"data dir {where}: cannot open the harness bank {path.name}: {one_line(exc)}") \
             from None
+
+
+def shared(path: Path) -> Path:
+    """A file the user asked for outside the data dir (a report, a figure, an export, a ledger) takes the
+    mode the user's umask gives, not the bank's 0600: the process's umask is private once a bank is open."""
+    if path.is_file() and path.stat().st_uid == os.geteuid():
+        path.chmod(0o666 & ~USER_UMASK)
+    return path
 
 
 def _make_private(where: Path, name: str) -> None:

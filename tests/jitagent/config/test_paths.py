@@ -47,3 +47,18 @@ def test_a_new_bank_is_created_with_its_directory(tmp_path):
 
 def test_the_scripted_model_may_write_to_a_postgresql_jitagent_started_to_throw_away(postgres_url, tmp_path):
     open_bank(postgres_url, cache_dir=tmp_path, models=["scripted"]).close()  # its cluster_name says so
+
+
+def test_what_the_user_asked_for_outside_the_data_dir_is_not_made_private_with_the_bank(tmp_path):
+    """Once a bank is open the process's umask is 077 (the bank, its WAL and index are the user's only);
+    a report, a figure, an export or a ledger written elsewhere takes the user's own umask's mode."""
+    import os
+
+    from jitagent.benchmark.ledger import Ledger
+    from jitagent.config.paths import USER_UMASK
+
+    open_bank(tmp_path / "data" / "bank.db").close()
+    ledger = Ledger(tmp_path / "results.jsonl")
+    ledger.add({"arm": "a", "task_id": "t", "repeat": 0, "error": None})
+    assert os.stat(tmp_path / "data" / "bank.db").st_mode & 0o777 == 0o600
+    assert os.stat(ledger.path).st_mode & 0o777 == 0o666 & ~USER_UMASK  # 0644 under umask 022

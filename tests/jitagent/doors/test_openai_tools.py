@@ -37,9 +37,10 @@ def test_a_required_call_comes_back_as_tool_calls_and_none_sends_no_tools_script
                 model="jitagent", messages=ASK, tools=[TOOL],
                 tool_choice={"type": "function", "function": {"name": "get_order_total"}})
             assert named.choices[0].message.tool_calls[0].function.name == "get_order_total"
-            verified = await client.chat.completions.create(  # the scripted call's argument is "x"
-                model="jitagent", messages=ASK, tools=[TOOL], tool_choice="required", extra_body={"jitagent": {
-                    "verifier": {"kind": "calls", "expected": '[{"get_order_total": {"order_id": ["x"]}}]'}}})
+            expected = '[{"get_order_total": {"order_id": ["x"]}}]'  # the scripted call's argument
+            verified = await client.chat.completions.create(
+                model="jitagent", messages=ASK, tools=[TOOL], tool_choice="required",
+                extra_body={"jitagent": {"verifier": {"kind": "calls", "expected": expected}}})
             assert verified.model_extra["jitagent"]["reward"] == 1.0  # verified on the call it made
             answered = await client.chat.completions.create(model="jitagent", messages=ASK, tools=[TOOL],
                                                             tool_choice="none")

@@ -141,3 +141,13 @@ def test_a_llama_cpp_server_serves_the_adapter_under_its_own_name(trained, tmp_p
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_loading_the_base_prints_nothing_of_the_librarys_own(capfd):
+    """`train` says it is loading on its own line; transformers' bars (a line of carriage returns when
+    piped) and deprecation warnings never reach the user's terminal."""
+    from jitagent.improvement.training.lora import load_base
+
+    load_base(model_path("smollm2-135m"))
+    out, err = capfd.readouterr()
+    assert (out, err) == ("", "")

@@ -34,7 +34,17 @@ from jitagent.cli.common import (
     solver_model,
     table,
 )
-from jitagent.cli.options import COUNT, RUNTIME, SEED, USAGE, Bounded, Failure, top_k
+from jitagent.cli.options import (
+    CORRECTIONS,
+    COUNT,
+    RUNTIME,
+    SEED,
+    TOOL_WRITER,
+    USAGE,
+    Bounded,
+    Failure,
+    top_k,
+)
 from jitagent.cli.terminal import visible
 from jitagent.config.paths import shared
 from jitagent.improvement.training.lora import TrainConfig
@@ -321,10 +331,11 @@ def _add_bench(sub) -> None:
     p.add_argument("--report-only", action="store_true",
                    help="write report.md from the ledger in --out as it stands, running nothing")
     p.add_argument("--tool-writer", default="qwen2.5-coder-1.5b",
-                   help="the model that writes code for clusters in jit_tools and jit_tools_unverified "
-                   "(jit_tools_small: the meta-model)")
+                   help=f"{TOOL_WRITER}; here for jit_tools and jit_tools_unverified (jit_tools_small: the "
+                   "meta-model)")
     p.add_argument("--corrections", type=Bounded(int, 0), default=0,
-                   help="the adapter arms: failed warm-up runs the tool writer corrects for the LoRA's data")
+                   help=f"{CORRECTIONS}; here of the warm-up, for the adapter arms, the expert being "
+                   "--tool-writer")
     config_options(p, TrainConfig, "train")  # the adapter arms' LoRA
     p.set_defaults(func=cmd_bench)
 
@@ -339,8 +350,7 @@ def _add_evolve(sub) -> None:
     p.add_argument("--tools", action="store_true",
                    help="write code for each cluster instead (a solve stage, an answer stage): accepted on "
                    "held-out learn tasks, gated on score")
-    p.add_argument("--tool-writer", help="the model that writes code for clusters (default: the meta-model), "
-                   "e.g. qwen2.5-coder-1.5b")
+    p.add_argument("--tool-writer", help=f"{TOOL_WRITER} (default: the meta-model), e.g. qwen2.5-coder-1.5b")
     p.set_defaults(func=cmd_evolve)
 
 

@@ -20,6 +20,9 @@ HIDDEN = argparse.SUPPRESS
 
 
 META_MODEL = "embedded"  # the model that writes harnesses, and runs them, unless told otherwise
+# Options several commands take, in the same words wherever they are (each command adds its own default)
+TOOL_WRITER = "the model that writes code for clusters"
+CORRECTIONS = "failed runs an expert model corrects at most, for the adapter's training data"
 
 
 class Failure(Exception):

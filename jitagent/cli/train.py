@@ -22,7 +22,7 @@ from jitagent.cli.common import (
     solver_model,
 )
 from jitagent.cli.common import bank as bank_options
-from jitagent.cli.options import COUNT, Failure
+from jitagent.cli.options import CORRECTIONS, COUNT, Failure
 from jitagent.cli.progress import units, waiting
 from jitagent.config.paths import open_bank
 from jitagent.improvement.training.correct import CorrectionConfig
@@ -138,7 +138,7 @@ def add_commands(sub) -> None:
     p.add_argument("--expert", metavar="MODEL", help="correct failed runs with this stronger model (e.g. "
                    "qwen2.5-coder-1.5b, or an OpenAI-compatible URL); only verified corrections are kept")
     p.add_argument("--corrections", type=COUNT, default=CorrectionConfig().tries,
-                   help="failed runs the expert tries at most, the newest first")
+                   help=f"{CORRECTIONS}, the newest first")
     p.add_argument("--gate", metavar="SUITE", help="try the adapter on this suite's score split against each "
                    "cluster's best arm; only a passed adapter's variants join the arms")
     p.add_argument("--gate-limit", type=COUNT, help="N score tasks, spread over types (default: all)")

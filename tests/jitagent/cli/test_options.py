@@ -169,3 +169,16 @@ def test_shared_options_go_before_the_command_too_and_an_unknown_one_is_named_by
     assert bogus.stderr.strip() == ("jitagent bank ls: unrecognized arguments: --bogus "
                                     "(see jitagent bank ls --help)")
     assert jitagent("--help", "seeds").stdout.startswith("usage: jitagent [")  # jitagent's own help
+
+
+def test_an_option_several_commands_take_means_the_same_in_each():
+    """`--tool-writer` and `--corrections` meant different things in bench and evolve/train: an option
+    name is one meaning, said in the same words wherever it is (each command adds its own default)."""
+    helps: dict[str, set[str]] = {}
+    for _, parser in parsers():
+        for action in parser._actions:
+            if action.option_strings and action.option_strings[0] in ("--tool-writer", "--corrections"):
+                helps.setdefault(action.option_strings[0], set()).add(
+                    action.help.split(";")[0].split(",")[0].split(" (")[0])
+    assert helps == {"--tool-writer": {"the model that writes code for clusters"},
+                     "--corrections": {"failed runs an expert model corrects at most"}}

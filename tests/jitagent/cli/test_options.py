@@ -6,12 +6,16 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from jitagent.cli.completion import INSTALL
 from jitagent.cli.main import build_parser
 from jitagent.cli.options import HIDDEN, RangeHelp
 from jitagent.v1 import jitagent_pb2 as pb
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def jitagent(*args, stdin=None, timeout=300):
@@ -110,6 +114,19 @@ def test_completion_knows_every_command_and_option(shell):
     assert done.returncode == 0
     for word in ("solve", "clusters", "--openai-port", "--budget-s", "--redo", "--harness"):
         assert word in done.stdout, word
+    installs = [line for line in done.stdout.splitlines()
+                if line.startswith("# ") and ("~/" in line or "{fpath" in line)]
+    assert installs == [f"# Install: {INSTALL[shell]}"]  # shtab's own usage named another path
+
+
+def test_docs_install_the_completion_where_the_script_says():
+    assert INSTALL["bash"] in (ROOT / "docs" / "cli.md").read_text()
+
+
+def test_a_reader_that_goes_away_early_is_no_error():
+    done = subprocess.run(f"{sys.executable} -m jitagent completion bash | head -1", shell=True,
+                          capture_output=True, text=True, timeout=120)
+    assert done.stderr == "" and done.stdout.startswith("#")  # was: "[Errno 32] Broken pipe"
 
 
 def help_of(action) -> str:

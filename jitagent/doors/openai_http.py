@@ -41,6 +41,7 @@ from jitagent.harness.spec import format_validation_error
 from jitagent.solving.feedback import Report
 from jitagent.solving.layer import MAX_N, REQUEST_ID, SolveError, Solving
 from jitagent.solving.result import Solved
+from jitagent.tasks.conversation import called, returned, transcript
 from jitagent.tasks.task import AUTO, MAX_CLIENT_TOOLS, ClientTool, Expected, task_for, verifier_for
 
 log = logging.getLogger("jitagent.server.openai")
@@ -201,10 +202,9 @@ def client_tools(chat: ChatRequest) -> list[ClientTool]:
 
 
 def conversation_text(messages: list[Message]) -> str:
-    """The task a conversation asks for: one user message is its text; more are each `role: text`, the calls
-    an assistant made and the results the client sent back among them (a run that paused at a call goes
-    on from the conversation: no state is held between requests)."""
-    texts, called = [], {}
+    """The task a conversation asks for (`tasks.conversation.transcript`): a run that paused at a call goes
+    on from the conversation, with the calls an assistant made and the results the client sent back."""
+    turns, names = [], {}
     for i, message in enumerate(messages):
         parts = message.content if isinstance(message.content, list) else [Part(type="text",
                                                                                 text=message.content or "")]
@@ -214,14 +214,12 @@ def conversation_text(messages: list[Message]) -> str:
                                f"{part.type!r}", f"messages[{i}].content")
         text = "".join(p.text or "" for p in parts)
         for call in message.tool_calls or []:
-            called[call.id] = call.function.name
-            text += f"\ncalled {call.function.name}({call.function.arguments})"
+            names[call.id] = call.function.name
+            text += "\n" + called(call.function.name, call.function.arguments)
         if message.role == "tool":
-            text = f"{called.get(message.tool_call_id or '', 'a function')} returned: {text}"
-        texts.append(text.strip())
-    if len(messages) == 1 and messages[0].role == "user":
-        return texts[0]
-    return "\n\n".join(f"{m.role}: {t}" for m, t in zip(messages, texts) if t)
+            text = returned(names.get(message.tool_call_id or "", "a function"), text)
+        turns.append((message.role, text.strip()))
+    return transcript(turns)
 
 
 def task_type(model: str) -> str | None:

@@ -115,7 +115,8 @@ class Worker:
                     raise TaskFileError(f"entry {entry.id}: no task")
                 if tasks[0].client_tools:  # a run would pause at a call no one is there to answer
                     raise TaskFileError(f"entry {entry.id}: a queued task cannot carry client_tools (its "
-                                        "client cannot answer a call); send it through the OpenAI door")
+                                        "client cannot answer a call); send it through the OpenAI door, "
+                                        "gRPC or the SDK")
             except TaskFileError as exc:  # never runnable: no point in retrying
                 await self._bury(entry, str(exc))
                 return

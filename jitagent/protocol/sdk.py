@@ -12,6 +12,10 @@ For events as they happen, or many tasks in one stream, use the async `JitAgentC
 
 from __future__ import annotations
 
+import inspect
+import json
+import typing
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import grpc
@@ -23,9 +27,33 @@ from jitagent.protocol.client import channel_options, new_request_id, report_req
 from jitagent.protocol.records import from_message
 from jitagent.protocol.tasks import enum_name, task_to_proto
 from jitagent.solving.result import Reported, Solved
-from jitagent.tasks.task import Expected, Task, VerifierSpec, task_for
+from jitagent.tasks.conversation import called, returned, transcript
+from jitagent.tasks.task import AUTO, ClientTool, Expected, Task, VerifierSpec, derived_id, task_for
 from jitagent.v1 import jitagent_pb2 as pb
 from jitagent.v1 import jitagent_pb2_grpc as pb_grpc
+
+
+def function_tool(function: Callable) -> ClientTool:
+    """A Python function as a client tool: its name, its docstring, and its parameters' JSON Schema from
+    their type hints (a parameter without one takes a string)."""
+    from pydantic import create_model
+
+    hints = typing.get_type_hints(function)
+    fields = {name: (hints.get(name, str), ... if p.default is inspect.Parameter.empty else p.default)
+              for name, p in inspect.signature(function).parameters.items()}
+    schema = create_model(function.__name__, **fields).model_json_schema()
+    schema.pop("title", None)
+    for field in schema.get("properties", {}).values():
+        field.pop("title", None)
+    return ClientTool(name=function.__name__, description=inspect.getdoc(function) or "", parameters=schema)
+
+
+def exchange(calls: list[dict], functions: dict[str, Callable]) -> list[tuple[str, str]]:
+    """The turns a paused run's calls add to the conversation: the assistant's calls, then each result,
+    the function run here."""
+    results = [returned(c["name"], str(functions[c["name"]](**c["arguments"]))) for c in calls]
+    return [("assistant", "\n".join(called(c["name"], json.dumps(c["arguments"])) for c in calls)),
+            *(("tool", result) for result in results)]
 
 
 class JitAgentError(RuntimeError):
@@ -112,14 +140,31 @@ class JitAgent:
 
     def solve(self, task: str | Task, *, expect: Expected | None = None,
               verifier: dict | VerifierSpec | None = None, type: str | None = None, n: int = 0,
-              timeout: float | None = None, request_id: str | None = None) -> Solved:
+              timeout: float | None = None, request_id: str | None = None,
+              tools: Sequence[Callable] = (), tool_choice: str = AUTO, max_turns: int = 8) -> Solved:
         """Solve one task and return the result. `expect`: the answer that is right (a number is
         compared numerically, anything else exactly); `verifier`: any verifier instead (e.g.
         {"kind": "regex", "pattern": "..."}); neither: unverified. `type` decides the task's
         cluster. `n`: candidates if the server synthesizes (0: its default). `request_id` (default: a
-        new one) names the run: solving again with it returns that run's result, never a second run."""
+        new one) names the run: solving again with it returns that run's result, never a second run.
+        `tools`: Python functions the harness may call (their signatures and docstrings are their schemas):
+        where a run pauses at calls, they run here and the conversation goes back as the next task, until
+        an answer or `max_turns` runs; `tool_choice` (`required`, or a function's name) holds for the first
+        run only, as the Agents SDK resets it, so that the harness can answer from the results."""
         if isinstance(task, str):
-            task = task_for(task, type=type, expect=expect, verifier=verifier)
+            task = task_for(task, type=type, expect=expect, verifier=verifier,
+                            client_tools=[function_tool(f) for f in tools], tool_choice=tool_choice)
+        functions, turns = {f.__name__: f for f in tools}, [("user", task.prompt)]
+        for _ in range(max_turns):
+            solved = self._solve_once(task, n, timeout, request_id)
+            if not (solved.tool_calls and functions):
+                break
+            turns += exchange([json.loads(call) for call in solved.tool_calls], functions)
+            prompt, request_id = transcript(turns), None
+            task = task.model_copy(update={"id": derived_id(prompt), "prompt": prompt, "tool_choice": AUTO})
+        return solved
+
+    def _solve_once(self, task: Task, n: int, timeout: float | None, request_id: str | None) -> Solved:
         request = pb.SolveRequest(task=task_to_proto(task), n=n, request_id=request_id or new_request_id())
         try:
             for event in self.stub.Solve(request, timeout=timeout or self.timeout, metadata=self.metadata):

@@ -4,6 +4,7 @@ RequestError naming the field."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import get_args
 
@@ -11,8 +12,9 @@ import regex
 from google.protobuf.descriptor import FieldDescriptor
 from pydantic import ValidationError
 
+from jitagent.common.safe_loading import NestingError, json_loads
 from jitagent.harness.spec import format_validation_error
-from jitagent.tasks.task import Task, VerifierSpec, derived_id, prompt_problem
+from jitagent.tasks.task import AUTO, Task, VerifierSpec, derived_id, prompt_problem
 from jitagent.v1 import jitagent_pb2 as pb
 
 # The one table of verifier kinds: VerifierSpec's `kind`; on the wire each is the `Verifier` oneof's field of
@@ -48,11 +50,12 @@ def enum_name(enum, value: int) -> str:
 def task_to_proto(task: Task | str) -> pb.Task:
     if isinstance(task, str):
         return pb.Task(prompt=task)
-    if task.client_tools:  # never dropped without a word
-        raise ValueError(f"task {task.id}: client_tools do not travel over gRPC yet; use the OpenAI door")
     msg = pb.Task(id=task.id, prompt=task.prompt, type=task.type or "", tags=task.tags, files=task.files,
                   verifier=verifier_to_proto(task.verifier), public_tests=task.public_tests or "",
-                  split=enum_value(pb.Split, task.split) if task.split else pb.SPLIT_UNSPECIFIED)
+                  split=enum_value(pb.Split, task.split) if task.split else pb.SPLIT_UNSPECIFIED,
+                  tool_choice=task.tool_choice if task.client_tools else "",
+                  client_tools=[pb.ClientTool(name=t.name, description=t.description, parameters=json.dumps(
+                      t.parameters)) for t in task.client_tools])
     if task.tools is not None:
         msg.tools.SetInParent()  # present and empty: no tool allowed
         msg.tools.names.extend(task.tools)
@@ -96,6 +99,15 @@ def verifier_from_proto(msg: pb.Verifier) -> dict:
     return spec
 
 
+def client_tool_from_proto(msg: pb.ClientTool, where: str) -> dict:
+    """A client tool's fields; RequestError where its schema is not JSON (Task checks the rest)."""
+    try:
+        parameters = json_loads(msg.parameters) if msg.parameters else {"type": "object", "properties": {}}
+    except (ValueError, NestingError) as exc:
+        raise RequestError(f"{where}.parameters", f"not JSON: {exc}") from None
+    return {"name": msg.name, "description": msg.description, "parameters": parameters}
+
+
 def task_from_proto(msg: pb.Task, where: str = "task") -> Task:
     if problem := prompt_problem(msg.prompt):
         raise RequestError(f"{where}.prompt", problem)
@@ -112,6 +124,9 @@ def task_from_proto(msg: pb.Task, where: str = "task") -> Task:
             split=enum_name(pb.Split, msg.split) if msg.split else None,
             public_tests=msg.public_tests or None,
             verifier=verifier_from_proto(msg.verifier),
+            client_tools=[client_tool_from_proto(t, f"{where}.client_tools[{i}]")
+                          for i, t in enumerate(msg.client_tools)],
+            tool_choice=msg.tool_choice or AUTO,
         )
     except ValidationError as exc:
         raise RequestError(where, format_validation_error(exc)) from None

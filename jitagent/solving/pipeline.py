@@ -47,6 +47,8 @@ def verified(run: RunResult | None, task: Task, cancel: CancelToken) -> bool:
     slow for it must lose share). An unverified run waits for a report."""
     if run is None or task.verifier.kind == "none":
         return False
+    if run.client_calls and task.verifier.kind != "calls":
+        return False  # paused at the client's calls: the answer's verifier judges the answer to come
     out_of_time = run.interrupted and cancel.deadline is not None and time.monotonic() >= cancel.deadline
     return run.error is None or out_of_time
 

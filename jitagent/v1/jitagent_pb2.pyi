@@ -154,7 +154,7 @@ class ToolSet(_message.Message):
     def __init__(self, names: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Task(_message.Message):
-    __slots__ = ("id", "prompt", "type", "tags", "tools", "files", "verifier", "public_tests", "split")
+    __slots__ = ("id", "prompt", "type", "tags", "tools", "files", "verifier", "public_tests", "split", "client_tools", "tool_choice")
     class FilesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -171,6 +171,8 @@ class Task(_message.Message):
     VERIFIER_FIELD_NUMBER: _ClassVar[int]
     PUBLIC_TESTS_FIELD_NUMBER: _ClassVar[int]
     SPLIT_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_TOOLS_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CHOICE_FIELD_NUMBER: _ClassVar[int]
     id: str
     prompt: str
     type: str
@@ -180,7 +182,19 @@ class Task(_message.Message):
     verifier: Verifier
     public_tests: str
     split: Split
-    def __init__(self, id: _Optional[str] = ..., prompt: _Optional[str] = ..., type: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., tools: _Optional[_Union[ToolSet, _Mapping]] = ..., files: _Optional[_Mapping[str, str]] = ..., verifier: _Optional[_Union[Verifier, _Mapping]] = ..., public_tests: _Optional[str] = ..., split: _Optional[_Union[Split, str]] = ...) -> None: ...
+    client_tools: _containers.RepeatedCompositeFieldContainer[ClientTool]
+    tool_choice: str
+    def __init__(self, id: _Optional[str] = ..., prompt: _Optional[str] = ..., type: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., tools: _Optional[_Union[ToolSet, _Mapping]] = ..., files: _Optional[_Mapping[str, str]] = ..., verifier: _Optional[_Union[Verifier, _Mapping]] = ..., public_tests: _Optional[str] = ..., split: _Optional[_Union[Split, str]] = ..., client_tools: _Optional[_Iterable[_Union[ClientTool, _Mapping]]] = ..., tool_choice: _Optional[str] = ...) -> None: ...
+
+class ClientTool(_message.Message):
+    __slots__ = ("name", "description", "parameters")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    PARAMETERS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    description: str
+    parameters: str
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., parameters: _Optional[str] = ...) -> None: ...
 
 class Cost(_message.Message):
     __slots__ = ("prompt_tokens", "completion_tokens", "wall_s")

@@ -36,3 +36,43 @@ def test_the_sync_client_solves_reports_and_says_what_went_wrong(make_config):
     assert refused.code == "INVALID_ARGUMENT" and refused.violations == [
         ("reward", "must be in [0, 1], got 2.0")
     ]
+
+
+def test_python_functions_are_the_harness_tools_through_grpc_scripted(make_config):
+    """`solve(tools=[f])`: the function's signature and docstring are its schema; the run pauses at a call,
+    the SDK runs it and sends the conversation back, the next run answers (the scripted model calls under a
+    required choice and answers once the choice is back to auto)."""
+    seen = []
+
+    def get_order_total(order_id: str, currency: str = "USD") -> str:
+        """The total of an order."""
+        seen.append((order_id, currency))
+        return "42.50"
+
+    async def main():
+        async with running(make_config()) as (server, _):
+            with JitAgent(f"127.0.0.1:{server.port}", timeout=120) as agent:
+                solved = await asyncio.to_thread(agent.solve, "What is the total of order A-1001?",
+                                                 tools=[get_order_total], tool_choice="required")
+            runs = server.solving.pipeline.bank.store.query("SELECT task_text, answer FROM runs")
+            return solved, [dict(r) for r in runs]
+
+    solved, runs = asyncio.run(main())
+    assert seen == [("x", "USD")]  # the scripted call: its schema's required argument, the default kept
+    assert solved.answer == "0" and solved.tool_calls == ()
+    assert [r["answer"] for r in runs] == [None, "0"]
+    assert runs[1]["task_text"] == ('user: What is the total of order A-1001?\n\n'
+                                    'assistant: called get_order_total({"order_id": "x"})\n\n'
+                                    'tool: get_order_total returned: 42.50')
+
+
+def test_a_functions_schema_comes_from_its_signature():
+    from jitagent.protocol.sdk import function_tool
+
+    def convert(amount: float, to: str, rounding: int = 2) -> str:
+        """Convert an amount."""
+
+    tool = function_tool(convert)
+    assert (tool.name, tool.description) == ("convert", "Convert an amount.")
+    assert tool.parameters == {"type": "object", "required": ["amount", "to"], "properties": {
+        "amount": {"type": "number"}, "to": {"type": "string"}, "rounding": {"type": "integer", "default": 2}}}

@@ -60,7 +60,15 @@ def test_the_verifier_kinds_are_one_table_the_wire_mirrors_by_name():
         assert {f.name for f in field.message_type.fields} <= set(VerifierSpec.model_fields), field.name
 
 
-def test_a_task_with_client_tools_is_refused_rather_than_sent_without_them():
-    task = Task(id="c", prompt="Total of A-1?", client_tools=[{"name": "total"}])
-    with pytest.raises(ValueError, match="client_tools do not travel over gRPC yet"):
-        task_to_proto(task)
+def test_client_tools_and_the_tool_choice_round_trip_and_a_schema_that_is_not_json_names_its_field():
+    tools = [{"name": "total", "description": "An order's total.",
+              "parameters": {"type": "object", "properties": {"id": {"type": "string"}}}}]
+    task = Task(id="c", prompt="Total of A-1?", client_tools=tools, tool_choice="total")
+    assert through_the_wire(task) == task
+    msg = task_to_proto(task)
+    msg.client_tools[0].parameters = "{not json"
+    with pytest.raises(RequestError, match=r"task.client_tools\[0\].parameters: not JSON"):
+        task_from_proto(msg)
+    msg.client_tools[0].parameters = '{"type": "objekt"}'
+    with pytest.raises(RequestError, match="not a JSON Schema"):
+        task_from_proto(msg)

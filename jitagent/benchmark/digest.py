@@ -11,7 +11,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # What decides how a seed behaves on a real model: the runtime, the seeds and the tools they call.
 RUNTIME_SOURCES = ("jitagent/runtime", "seeds", "jitagent/sandbox/tools.py", "jitagent/sandbox/launch.py",
                    "jitagent/sandbox/launcher.py", "jitagent/sandbox/host.py", "jitagent/models")
-NOT_RUNTIME = ("seeds/toolmaking_prompts.yaml",)  # the tool writer's prompts: no seed reads them
+# no seed reads the tool writer's prompts, and the scripted model never runs one on a real model
+NOT_RUNTIME = ("seeds/toolmaking_prompts.yaml", "jitagent/models/scripted.py")
 
 
 def runtime_digest(root: Path = ROOT) -> str:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import contextlib
 import copy
+import re
 import time
 from collections import deque
 from collections.abc import Callable
@@ -58,8 +61,22 @@ class ScriptedModel:
                           time.monotonic() - start, self.name, ["stop"] * n)
 
 
-def schema_example(schema: dict):
-    """The smallest value a JSON schema accepts (first enum value, required keys only)."""
+MARKUP = re.compile(r"\b(\w+)=(\[[^\]]*\]|[^,\]\s]+)")
+
+
+def said(messages: list[dict]) -> dict:
+    """The `key=value` settings the last message shows first (a synthesis prompt's first reference), read
+    as values: what a model that keeps its reference's fields would write."""
+    found: dict = {}
+    for key, text in MARKUP.findall(messages[-1]["content"] if messages else ""):
+        with contextlib.suppress(ValueError, SyntaxError):
+            found.setdefault(key, ast.literal_eval(text) if text[0] in "[0123456789" else text)
+    return found
+
+
+def schema_example(schema: dict, shown: dict | None = None):
+    """The smallest value a JSON schema accepts (first enum value, required keys only); an object's
+    property takes the value `shown` gives it where the schema accepts that value."""
     if "anyOf" in schema:
         return schema_example(schema["anyOf"][0])
     if "const" in schema:
@@ -68,8 +85,9 @@ def schema_example(schema: dict):
         return schema["enum"][0]
     kind = schema.get("type")
     if kind == "object":
-        props = schema.get("properties", {})
-        return {k: schema_example(props.get(k, {"type": "string"})) for k in schema.get("required", [])}
+        props, shown = schema.get("properties", {}), shown or {}
+        return {k: shown[k] if k in shown and _accepts(props.get(k, {}), shown[k])
+                else schema_example(props.get(k, {"type": "string"})) for k in schema.get("required", [])}
     if kind == "array":
         return [schema_example(schema["items"])] if schema.get("items", {}).get("enum") else []
     if kind == "integer":
@@ -81,13 +99,23 @@ def schema_example(schema: dict):
     return "x"
 
 
+def _accepts(schema: dict, value) -> bool:
+    """Whether `value` is of the schema's type and among its enum (an array's items among theirs)."""
+    if "enum" in schema:
+        return value in schema["enum"]
+    if schema.get("type") == "array":
+        return isinstance(value, list) and all(_accepts(schema.get("items", {}), v) for v in value)
+    return isinstance(value, {"string": str, "integer": int}.get(schema.get("type"), object))
+
+
 def instant_model(latency_s: float = 0.0) -> ScriptedModel:
-    """A scripted model for load tests and examples: schema-valid JSON when a schema is asked for,
-    else a final answer, after `latency_s`. Never a stand-in for a real model in a result."""
+    """A scripted model for load tests and examples: schema-valid JSON when a schema is asked for (an edit
+    that keeps its first reference's fields, so that it is coherent), else a final answer, after
+    `latency_s`. Never a stand-in for a real model in a result."""
     import json
 
     def reply(messages: list[dict], schema: dict | None = None) -> str:
-        return json.dumps(schema_example(schema)) if schema else "Final answer: 0"
+        return json.dumps(schema_example(schema, said(messages))) if schema else "Final answer: 0"
     model = ScriptedModel(reply, name="scripted-instant", latency_s=latency_s)
     model.wants_schema = True
     return model

@@ -148,7 +148,7 @@ def semantic_errors(spec: HarnessSpec, task: Task, ceilings: Ceilings) -> list[s
         errors.append(f"limits.max_steps: action.kind {spec.action.kind!r} answering from "
                       f"{spec.action.answer_from} reads a tool's result in a later step; give it at least "
                       "2 steps, or action.kind 'codeact' with answer_from 'stdout'")
-    return errors + prompt_markup(spec)
+    return errors + contradictions(spec)
 
 
 NO_TOOLS = re.compile(r"\b(?:no tools|without (?:any )?tools)\b", re.IGNORECASE)
@@ -168,8 +168,7 @@ def prompt_markup(spec: HarnessSpec) -> list[str]:
 def contradictions(spec: HarnessSpec) -> list[str]:
     """Where a harness's words say one thing and its fields another (the solver reads the words, the runtime
     runs the fields), or it carries the synthesis prompt's markup; every seed is free of these. `validate`
-    refuses them all; synthesis only the markup, for now: the scripted test meta-model's first-enum edits
-    (`action: direct` on a parent that writes programs) contradict their parents."""
+    and synthesis refuse them all."""
     text = prose(spec)
     errors = []
     if spec.tools.tools and NO_TOOLS.search(text):

@@ -75,4 +75,5 @@ def test_a_functions_schema_comes_from_its_signature():
     tool = function_tool(convert)
     assert (tool.name, tool.description) == ("convert", "Convert an amount.")
     assert tool.parameters == {"type": "object", "required": ["amount", "to"], "properties": {
-        "amount": {"type": "number"}, "to": {"type": "string"}, "rounding": {"type": "integer", "default": 2}}}
+        "amount": {"type": "number"}, "to": {"type": "string"},
+        "rounding": {"type": "integer", "default": 2}}}

@@ -63,6 +63,10 @@ def test_lineage_never_lengthens_names_or_descriptions():
     # the synthesis prompt's own markup in a harness's text is refused (issue 46)
     (json.dumps({"parent": "codeact", "instruction": "Output the sum [action=codeact, answer_from=stdout]"}),
      "semantic", "the reference summary's markup"),
+    # words that contradict the fields (the solver reads the words, the runtime runs the fields; issue 46)
+    (json.dumps({"parent": "program_of_thought", "action": "direct", "answer_from": "text"}), "semantic",
+     "'direct' never runs code"),
+    (json.dumps({"parent": "direct", "tools": ["python"]}), "semantic", "the text says no tools"),
     (full(memory={"kind": "infinite"}), "spec", "memory.kind"),
     (full("def extract_answer(text)\n    return text"), "spec", "SyntaxError"),
     (full("def answer(text):\n    return text"), "spec", "must define `def extract_answer(text)`"),

@@ -110,12 +110,16 @@ def _accepts(schema: dict, value) -> bool:
 
 def instant_model(latency_s: float = 0.0) -> ScriptedModel:
     """A scripted model for load tests and examples: schema-valid JSON when a schema is asked for (an edit
-    that keeps its first reference's fields, so that it is coherent), else a final answer, after
-    `latency_s`. Never a stand-in for a real model in a result."""
+    that keeps its first reference's fields, so that it is coherent), a program printing 0 after a code
+    prefill, else the final answer 0, after `latency_s`. Never a stand-in for a real model in a result."""
     import json
 
     def reply(messages: list[dict], schema: dict | None = None) -> str:
-        return json.dumps(schema_example(schema, said(messages))) if schema else "Final answer: 0"
+        if schema:
+            return json.dumps(schema_example(schema, said(messages)))
+        if messages and messages[-1]["role"] == "assistant" and messages[-1]["content"].startswith("```"):
+            return "print(0)\n```"  # a code prefill: the program that prints the answer
+        return "Final answer: 0"
     model = ScriptedModel(reply, name="scripted-instant", latency_s=latency_s)
     model.wants_schema = True
     return model

@@ -4,7 +4,11 @@ page cannot drift from the tree; the README's first screen holds what a new user
 import argparse
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from jitagent.cli.main import build_parser
 
@@ -72,3 +76,30 @@ def test_the_settings_table_lists_every_setting_serve_takes():
     rows = [line for line in page.splitlines() if line.startswith("| `--")]
     missing = [s.flag for s in settings.SERVE if not any(f"`{s.flag}`" in row for row in rows)]
     assert missing == []
+
+
+def readme_solves():
+    """(command, the result line the README shows) of each `jitagent solve` example on its first screen."""
+    lines = (ROOT / "README.md").read_text().splitlines()
+    for command, shown in zip(lines, lines[1:]):
+        if command.startswith(".venv/bin/jitagent solve") and shown.startswith("# result: "):
+            yield command.split("  #")[0], shown.removeprefix("# result: ")
+
+
+@pytest.mark.slow
+def test_the_readme_solves_give_the_results_it_shows_with_the_embedded_model(tmp_path):
+    """The README's smoke test and first real solve, run as written (the bank in a throwaway data dir):
+    each prints the result line the README shows (run ids aside), so an example the default model gets
+    wrong cannot stay on the front page."""
+    examples = list(readme_solves())
+    assert len(examples) == 2
+    for command, shown in examples:
+        argv = shlex.split(command.replace(".venv/bin/jitagent", "", 1))
+        if "--data-dir" in argv:  # a fresh one each time: a warm cluster would route another way
+            argv[argv.index("--data-dir") + 1] = str(tmp_path / "smoke")
+        else:
+            argv += ["--data-dir", str(tmp_path / "data")]
+        done = subprocess.run([sys.executable, "-m", "jitagent", *argv], capture_output=True, text=True,
+                              timeout=600)
+        result = done.stdout.strip().splitlines()[-1].removeprefix("result: ")
+        assert done.returncode == 0 and re.sub(r"run_id=\S+ ", "", result) == shown.replace("run_id=… ", "")

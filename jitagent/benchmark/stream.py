@@ -41,6 +41,7 @@ from jitagent.solving.config import PipelineConfig
 from jitagent.solving.events import SolveResult
 from jitagent.solving.feedback import Report
 from jitagent.solving.pipeline import JitPipeline
+from jitagent.tasks.calls import judged
 from jitagent.tasks.suites.external import STREAM_SEED
 from jitagent.tasks.task import Task, VerifierSpec, load_stream
 from jitagent.tasks.verifiers import verify
@@ -173,7 +174,7 @@ class Reporting:
 
     async def answered(self, pipeline: JitPipeline, result: SolveResult, exhausted: bool) -> RunResult:
         run = result.run
-        verdict = await checked(self.task, run.answer)
+        verdict = await checked(self.task, judged(self.task.verifier.kind, run.answer, run.client_calls))
         if verdict.reward is not None and (run.error is None or exhausted):  # out of budget: a real 0
             await pipeline.report_outcome(Report(verdict.reward, verdict.detail), run_id=result.run_id)
         return dataclasses.replace(run, reward=verdict.reward, passed=verdict.passed, verdict=verdict.detail)

@@ -42,7 +42,15 @@ from jitagent.solving.feedback import Report
 from jitagent.solving.layer import MAX_N, REQUEST_ID, SolveError, Solving
 from jitagent.solving.result import Solved
 from jitagent.tasks.conversation import called, returned, transcript
-from jitagent.tasks.task import AUTO, MAX_CLIENT_TOOLS, ClientTool, Expected, task_for, verifier_for
+from jitagent.tasks.task import (
+    AUTO,
+    MAX_CLIENT_TOOLS,
+    SERVER_TOOL_NAMES,
+    ClientTool,
+    Expected,
+    task_for,
+    verifier_for,
+)
 
 log = logging.getLogger("jitagent.server.openai")
 MODEL = "jitagent"
@@ -189,8 +197,13 @@ def client_tools(chat: ChatRequest) -> list[ClientTool]:
     """The request's functions as the task's client tools; ApiError naming the field of one that is wrong."""
     if chat.choice == "none":
         return []
-    tools = []
+    tools, taken = [], set(SERVER_TOOL_NAMES)
     for i, tool in enumerate(chat.tools or []):
+        if tool.function.name in taken:
+            param = f"tools[{i}].function.name"
+            raise ApiError(400, f"{param}: {tool.function.name!r} is named twice or is a server tool's name",
+                           param)
+        taken.add(tool.function.name)
         given = tool.function.model_dump(exclude_none=True, include={"name", "description", "parameters"})
         try:
             tools.append(ClientTool(**given))

@@ -23,6 +23,7 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from jitagent import DEFAULT_ADDRESS
+from jitagent.harness.spec import format_validation_error
 from jitagent.protocol.client import channel_options, new_request_id, report_request
 from jitagent.protocol.records import from_message
 from jitagent.protocol.tasks import enum_name, task_to_proto
@@ -33,15 +34,22 @@ from jitagent.v1 import jitagent_pb2 as pb
 from jitagent.v1 import jitagent_pb2_grpc as pb_grpc
 
 
-def function_tool(function: Callable) -> ClientTool:
-    """A Python function as a client tool: its name, its docstring, and its parameters' JSON Schema from
-    their type hints (a parameter without one takes a string)."""
-    from pydantic import create_model
+def arguments_of(function: Callable):
+    """The pydantic model of a function's arguments, from their type hints (a parameter without one takes
+    a string); no others are taken. ValueError for *args or **kwargs, which no schema can name."""
+    from pydantic import ConfigDict, create_model
 
-    hints = typing.get_type_hints(function)
+    hints, parameters = typing.get_type_hints(function), inspect.signature(function).parameters
+    if loose := [n for n, p in parameters.items() if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]:
+        raise ValueError(f"tool {function.__name__}: *{loose[0]} cannot be named in a schema")
     fields = {name: (hints.get(name, str), ... if p.default is inspect.Parameter.empty else p.default)
-              for name, p in inspect.signature(function).parameters.items()}
-    schema = create_model(function.__name__, **fields).model_json_schema()
+              for name, p in parameters.items()}
+    return create_model(function.__name__, __config__=ConfigDict(extra="forbid"), **fields)
+
+
+def function_tool(function: Callable) -> ClientTool:
+    """A Python function as a client tool: its name, its docstring and its arguments' JSON Schema."""
+    schema = arguments_of(function).model_json_schema()
     schema.pop("title", None)
     for field in schema.get("properties", {}).values():
         field.pop("title", None)
@@ -50,10 +58,24 @@ def function_tool(function: Callable) -> ClientTool:
 
 def exchange(calls: list[dict], functions: dict[str, Callable]) -> list[tuple[str, str]]:
     """The turns a paused run's calls add to the conversation: the assistant's calls, then each result,
-    the function run here."""
-    results = [returned(c["name"], str(functions[c["name"]](**c["arguments"]))) for c in calls]
+    the function run here on its arguments checked and converted (what does not fit goes back as the
+    result, for the harness to correct)."""
     return [("assistant", "\n".join(called(c["name"], json.dumps(c["arguments"])) for c in calls)),
-            *(("tool", result) for result in results)]
+            *(("tool", returned(c["name"], result_of(functions, c))) for c in calls)]
+
+
+def result_of(functions: dict[str, Callable], call: dict) -> str:
+    from pydantic import ValidationError
+
+    function = functions.get(call["name"])
+    if function is None:
+        return f"error: no function {call['name']!r}"
+    try:
+        arguments = arguments_of(function).model_validate(call["arguments"])
+    except ValidationError as exc:
+        return f"error: {format_validation_error(exc)}"
+    result = function(**{name: getattr(arguments, name) for name in type(arguments).model_fields})
+    return result if isinstance(result, str) else json.dumps(result, default=str)
 
 
 class JitAgentError(RuntimeError):
@@ -151,9 +173,13 @@ class JitAgent:
         where a run pauses at calls, they run here and the conversation goes back as the next task, until
         an answer or `max_turns` runs; `tool_choice` (`required`, or a function's name) holds for the first
         run only, as the Agents SDK resets it, so that the harness can answer from the results."""
+        if max_turns < 1:
+            raise ValueError(f"max_turns must be at least 1, got {max_turns}")
         if isinstance(task, str):
-            task = task_for(task, type=type, expect=expect, verifier=verifier,
-                            client_tools=[function_tool(f) for f in tools], tool_choice=tool_choice)
+            task = task_for(task, type=type, expect=expect, verifier=verifier)
+        if tools:  # the functions are the task's client tools, whatever it carried
+            task = Task.model_validate(task.model_dump() | {
+                "client_tools": [function_tool(f).model_dump() for f in tools], "tool_choice": tool_choice})
         functions, turns = {f.__name__: f for f in tools}, [("user", task.prompt)]
         for _ in range(max_turns):
             solved = self._solve_once(task, n, timeout, request_id)

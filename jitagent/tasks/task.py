@@ -83,6 +83,7 @@ class VerifierSpec(BaseModel):
 MAX_CLIENT_TOOLS = 128  # as OpenAI's chat completions take
 TOOL_NAME = r"^[A-Za-z0-9_-]{1,64}$"  # OpenAI's rule for a function's name
 AUTO, REQUIRED = "auto", "required"  # a task's tool_choice, or one client tool's name
+SERVER_TOOL_NAMES = frozenset({*TOOL_NAMES, "final_answer"})  # no client tool may take one
 
 
 class ClientTool(BaseModel):
@@ -105,7 +106,30 @@ class ClientTool(BaseModel):
         except SchemaError as exc:
             where = "/".join(str(p) for p in exc.path)
             raise ValueError(f"not a JSON Schema{f' at {where}' if where else ''}: {exc.message}") from None
+        if problem := _reference_problem(schema, schema):
+            raise ValueError(problem)
         return schema
+
+
+def _reference_problem(part, schema: dict) -> str | None:
+    """Why a `$ref` in `part` of `schema` cannot be followed (only the schema's own `#/...` are: nothing is
+    fetched, and one that points at nothing would fail the run, not the request), or None."""
+    if isinstance(part, list):
+        return next((p for item in part if (p := _reference_problem(item, schema))), None)
+    if not isinstance(part, dict):
+        return None
+    if isinstance(ref := part.get("$ref"), str):
+        target = schema
+        for step in ref.removeprefix("#").strip("/").split("/") if ref.startswith("#") else [None]:
+            step = step and step.replace("~1", "/").replace("~0", "~")
+            found = isinstance(target, dict) and step in target
+            target = target[step] if found else None
+            if not (found or step == ""):
+                return f"$ref {ref!r}: only this schema's own definitions (#/...) are followed, and it " \
+                       "points at none"
+    return next((p for key, value in part.items() if key not in ("$ref", "const", "enum", "default",
+                                                                  "examples")
+                 if (p := _reference_problem(value, schema))), None)
 
 
 class Task(BaseModel):
@@ -154,7 +178,7 @@ class Task(BaseModel):
     def _client_tools_that_can_be_called(self):
         names = [t.name for t in self.client_tools]
         twice = {n for n in names if names.count(n) > 1}
-        if clash := sorted(twice | (set(names) & {*TOOL_NAMES, "final_answer"})):
+        if clash := sorted(twice | (set(names) & SERVER_TOOL_NAMES)):
             raise ValueError(f"client_tools: {clash[0]!r} is named twice or is a server tool's name")
         if self.tool_choice not in (AUTO, REQUIRED, *names):
             raise ValueError(f"tool_choice {self.tool_choice!r}: auto, required or a client tool's name")

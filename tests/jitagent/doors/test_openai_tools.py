@@ -79,7 +79,10 @@ def test_a_malformed_tool_or_choice_is_refused_naming_the_field_and_nothing_runs
                 named = await http.post("/v1/chat/completions", json={
                     "model": "jitagent", "messages": ASK, "tools": [{"type": "function",
                                                                    "function": {"name": "a b"}}]})
+                clash = await http.post("/v1/chat/completions", json={
+                    "model": "jitagent", "messages": ASK, "tools": [TOOL, TOOL]})
             assert named.status_code == 400 and named.json()["error"]["param"] == "tools[0].function.name"
+            assert clash.status_code == 400 and clash.json()["error"]["param"] == "tools[1].function.name"
             assert server.solving.pipeline.bank.store.query("SELECT COUNT(*) FROM runs")[0][0] == 0
     asyncio.run(main())
 

@@ -74,6 +74,22 @@ def test_a_functions_schema_comes_from_its_signature():
 
     tool = function_tool(convert)
     assert (tool.name, tool.description) == ("convert", "Convert an amount.")
-    assert tool.parameters == {"type": "object", "required": ["amount", "to"], "properties": {
-        "amount": {"type": "number"}, "to": {"type": "string"},
-        "rounding": {"type": "integer", "default": 2}}}
+    assert tool.parameters == {"type": "object", "required": ["amount", "to"], "additionalProperties": False,
+                               "properties": {"amount": {"type": "number"}, "to": {"type": "string"},
+                                              "rounding": {"type": "integer", "default": 2}}}
+
+
+def test_a_call_runs_on_its_arguments_checked_and_what_does_not_fit_goes_back_as_the_result():
+    from jitagent.protocol.sdk import function_tool, result_of
+
+    def total(order_id: str, rounding: int = 2) -> dict:
+        return {"order": order_id, "total": round(42.504, rounding)}
+
+    functions = {"total": total}
+    assert result_of(functions, {"name": "total", "arguments": {"order_id": "A", "rounding": "1"}}) == \
+        '{"order": "A", "total": 42.5}'  # converted to its type; a result that is not text as JSON
+    assert result_of(functions, {"name": "total", "arguments": {"order_id": "A", "made_up": 1}}).startswith(
+        "error: made_up: Extra inputs are not permitted")
+    assert result_of(functions, {"name": "other", "arguments": {}}) == "error: no function 'other'"
+    with pytest.raises(ValueError, match=r"\*kwargs cannot be named"):
+        function_tool(lambda **kwargs: None)

@@ -93,6 +93,12 @@ def test_a_forced_call_is_decoded_under_the_tools_schema_without_the_harness_pre
 def test_a_task_refuses_tools_it_cannot_call():
     with pytest.raises(ValueError, match="not a JSON Schema at type"):
         ClientTool(name="f", parameters={"type": "objekt"})
+    with pytest.raises(ValueError, match="points at none"):  # else the run, not the request, would fail
+        ClientTool(name="f", parameters={"$ref": "#/$defs/missing"})
+    with pytest.raises(ValueError, match="only this schema's own definitions"):  # nothing is fetched
+        ClientTool(name="f", parameters={"$ref": "https://example.com/schema.json"})
+    assert ClientTool(name="f", parameters={"$defs": {"A": {"type": "string"}}, "type": "object",
+                                            "properties": {"a": {"$ref": "#/$defs/A"}}})
     with pytest.raises(ValueError, match="server tool"):
         Task(id="t", prompt="x", client_tools=[ClientTool(name="python")])
     with pytest.raises(ValueError, match="auto, required or a client tool's name"):

@@ -45,3 +45,19 @@ def test_an_expectation_that_is_not_calls_is_refused_naming_why():
         VerifierSpec(kind="calls", expected=json.dumps([{"get_weather": {"city": "Paris"}}]))
     with pytest.raises(ValueError, match="calls: expected: not JSON"):
         VerifierSpec(kind="calls", expected="get_weather(Paris)")
+
+
+def test_many_parallel_calls_match_in_any_order_and_a_number_is_never_a_boolean():
+    expected = json.dumps([{"f": {"i": [i]}} for i in range(8)])
+    assert calls_match(expected, made(*[("f", {"i": i}) for i in reversed(range(8))]))[0]
+    assert not calls_match(json.dumps([{"f": {"x": [True]}}]), made(("f", {"x": 1})))[0]
+    assert calls_match("[]", '{"name": "f"}') == \
+        (False, "the run's calls are not a list of {name, arguments}")
+
+
+def test_a_calls_verifier_judges_the_calls_and_any_other_the_answer():
+    from jitagent.tasks.calls import judged
+
+    calls = [{"name": "f", "arguments": {"x": 1}}]
+    assert judged("calls", None, calls) == '[{"name": "f", "arguments": {"x": 1}}]'
+    assert judged("exact", "42", calls) == "42"

@@ -1,7 +1,7 @@
 """BFCL v4's single-turn AST categories as a jitagent task suite (JSONL), read straight from the `bfcl-eval`
 wheel (its data and possible answers ship in it; nothing of it is imported, so its pinned dependencies never
-meet ours). Each entry becomes a task whose client tools are its functions — BFCL's types cast to JSON Schema
-as BFCL casts them for OpenAI-style models, dots in names made underscores as BFCL does for them — and whose
+meet ours). Each entry becomes a task whose client tools are its functions (BFCL's types cast to JSON Schema
+as BFCL casts them for OpenAI-style models, dots in names made underscores as BFCL does for them) and whose
 `calls` verifier is its possible answer (none is right for the irrelevance categories: `[]`). The task's type
 is its category. The bench's client side only: the product never reads BFCL, and sees a possible answer only
 as a task's verifier after its answer is given.

@@ -12,6 +12,7 @@ For events as they happen, or many tasks in one stream, use the async `JitAgentC
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import typing
@@ -34,6 +35,7 @@ from jitagent.v1 import jitagent_pb2 as pb
 from jitagent.v1 import jitagent_pb2_grpc as pb_grpc
 
 
+@functools.lru_cache(maxsize=256)  # one model per function, not one per call
 def arguments_of(function: Callable):
     """The pydantic model of a function's arguments, from their type hints (a parameter without one takes
     a string); no others are taken. ValueError for *args or **kwargs, which no schema can name."""

@@ -1,5 +1,5 @@
 """BFCL's entries as jitagent tasks: functions as client tools in JSON Schema's types, the possible answer
-as a calls verifier (none for irrelevance), seeded splits — read from a wheel built here in BFCL's layout."""
+as a calls verifier (none for irrelevance), seeded splits; read from a wheel built here in BFCL's layout."""
 
 import json
 import zipfile

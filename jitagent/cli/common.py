@@ -20,6 +20,8 @@ from jitagent.cli import settings
 from jitagent.cli.options import HIDDEN, SECONDS, USAGE, Failure, FieldRange, RangeHelp
 from jitagent.cli.terminal import TerminalConsole, visible
 
+TOKEN_ENV = "JITAGENT_AUTH_TOKEN"  # the one bearer token, a server's and its clients'
+
 
 class Subcommands(argparse._SubParsersAction):
     """Subcommands that parse into the namespace their group filled. argparse gives each a fresh one and

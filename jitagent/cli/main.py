@@ -17,6 +17,7 @@ from jitagent.cli import fleet as fleet_cli
 from jitagent.cli import mcp as mcp_cli
 from jitagent.cli import serve as serve_cli
 from jitagent.cli import synthesize as synthesize_cli
+from jitagent.cli import tokens as tokens_cli
 from jitagent.cli import train as train_cli
 from jitagent.cli.common import (
     Parser,
@@ -254,7 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_catalog_commands(sub)
     _add_run_commands(sub)
     # each lives with its part
-    for component in (bank_cli, synthesize_cli, train_cli, serve_cli, fleet_cli, mcp_cli):
+    for component in (bank_cli, synthesize_cli, train_cli, serve_cli, fleet_cli, mcp_cli, tokens_cli):
         component.add_commands(sub)
     completion.add_commands(sub, parser)
     return parser

@@ -11,6 +11,7 @@ from pathlib import Path
 from jitagent import DEFAULT_ADDRESS
 from jitagent.cli import settings
 from jitagent.cli.common import (
+    TOKEN_ENV,
     api_key,
     common,
     output,
@@ -24,8 +25,6 @@ from jitagent.cli.common import (
 from jitagent.cli.options import CANDIDATES, HIDDEN, RUNTIME, SECONDS, USAGE, Bounded, Failure, OutOfRange
 from jitagent.cli.settings import Setting
 from jitagent.cli.terminal import visible
-
-TOKEN_ENV = "JITAGENT_AUTH_TOKEN"
 
 
 def address(text: str) -> str:

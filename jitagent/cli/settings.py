@@ -111,13 +111,16 @@ SYNTHESIZING = (N, NO_DRY_RUN)
 ADMISSION = tuple(field_setting(SERVER, name) for name in ("concurrency", "max_queue", "max_concurrent"))
 # what work in progress gets on SIGTERM, a server's calls or a worker's tasks (their configs' `grace_s`)
 GRACE = field_setting(SERVER, "grace_s", "--grace", help="seconds work in progress gets on SIGTERM")
+# who may call a serving process, and as whom (jitagent.solving.access)
+ACCESS = (Setting("--auth-token-file", None, Path, "a file holding the bearer token clients must send (or "
+                  "JITAGENT_AUTH_TOKEN); its holder is the operator", refused="--auth-token"),
+          field_setting(SERVER, "tokens_file", metavar="FILE"))
 SERVE = (
     *(field_setting(SERVER, name) for name in ("host", "port")),
     *BANK, *MODELS,
     *ADMISSION,
     *SYNTHESIZING,
-    Setting("--auth-token-file", None, Path, "a file holding the bearer token clients must send (or "
-            "JITAGENT_AUTH_TOKEN)", refused="--auth-token"),
+    *ACCESS,
     *(field_setting(SERVER, name) for name in ("tls_cert", "tls_key", "metrics_port")),
     GRACE,
     field_setting(SERVER, "openai_port"),
@@ -138,7 +141,7 @@ WORK = (  # beside the bank and the models (cli.common's bank() and models())
 MCP = (  # beside the bank and the models
     Setting("--http-port", None, PORT, "serve streamable HTTP at http://HOST:PORT/mcp instead of stdio"),
     field_setting(SERVER, "host", help="the address --http-port listens on"),
-    *ADMISSION, *SYNTHESIZING,
+    *ACCESS, *ADMISSION, *SYNTHESIZING,
 )
 # one config file for every command that serves: each takes the keys it knows and leaves the others'
 SERVING = {s.dest for group in (SERVE, WORK, MCP, BANK, MODELS) for s in group}

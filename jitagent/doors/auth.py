@@ -1,23 +1,24 @@
-"""Optional bearer-token auth as a server interceptor. Health checks and reflection stay open."""
+"""Bearer-token auth as a server interceptor, by the solving layer's access (jitagent.solving.access).
+Health checks and reflection stay open."""
 
 from __future__ import annotations
 
-import hmac
-
 import grpc
+
+from jitagent.solving.access import Access
 
 OPEN_PREFIXES = ("/grpc.health.v1.Health/", "/grpc.reflection.")
 
 
 class BearerTokenInterceptor(grpc.aio.ServerInterceptor):
-    def __init__(self, token: str):
-        self._expected = f"Bearer {token}".encode()
+    def __init__(self, access: Access):
+        self._access = access
 
     async def intercept_service(self, continuation, details: grpc.HandlerCallDetails):
         if details.method.startswith(OPEN_PREFIXES):
             return await continuation(details)
-        given = dict(details.invocation_metadata or ()).get("authorization", "")
-        if hmac.compare_digest(given.encode(), self._expected):
+        given = dict(details.invocation_metadata or ()).get("authorization")
+        if self._access.caller(given) is not None:
             return await continuation(details)
         handler = await continuation(details)
         return None if handler is None else _deny(handler)  # None: an unknown method, UNIMPLEMENTED

@@ -22,6 +22,7 @@ from jitagent.protocol.results import (
     synthesis_to_proto,
 )
 from jitagent.protocol.tasks import RequestError, enum_name, task_from_proto
+from jitagent.solving.access import Caller
 from jitagent.solving.feedback import Report
 from jitagent.solving.layer import SolveError, Solving, deadline_in
 from jitagent.v1 import jitagent_pb2 as pb
@@ -53,7 +54,7 @@ STATUS = {"loading": grpc.StatusCode.UNAVAILABLE, "busy": grpc.StatusCode.RESOUR
           "model": grpc.StatusCode.UNAVAILABLE, "bank": grpc.StatusCode.UNAVAILABLE,
           "bad_request": grpc.StatusCode.INVALID_ARGUMENT, "not_found": grpc.StatusCode.NOT_FOUND,
           "conflict": grpc.StatusCode.ALREADY_EXISTS, "precondition": grpc.StatusCode.FAILED_PRECONDITION,
-          "internal": grpc.StatusCode.INTERNAL}
+          "permission": grpc.StatusCode.PERMISSION_DENIED, "internal": grpc.StatusCode.INTERNAL}
 
 
 def error_status(exc: SolveError) -> status_pb2.Status:
@@ -93,6 +94,14 @@ class JitAgentService(pb_grpc.JitAgentServicer):
     @staticmethod
     async def _abort(context, exc: SolveError):
         await context.abort_with_status(rpc_status.to_status(error_status(exc)))
+
+    def _caller(self, context) -> Caller:
+        """Who calls, by the token the interceptor already let through (the same access)."""
+        given = dict(context.invocation_metadata() or ()).get("authorization")
+        caller = self.solving.access.caller(given)
+        if caller is None:  # only when a call bypassed the interceptor
+            raise SolveError("permission", "missing or invalid bearer token")
+        return caller
 
     @staticmethod
     def _deadline(context) -> float | None:
@@ -162,9 +171,9 @@ class JitAgentService(pb_grpc.JitAgentServicer):
                         for name in ("prompt_tokens", "completion_tokens", "wall_s")}
             bind(run_id=request.run_id)
             done = await self.solving.report(
-                Report(request.reward, request.detail, **optional), run_id=request.run_id,
-                harness_id=request.harness_id, task_text=request.task_text, task_id=request.task_id,
-                task_type=request.task_type or None, tags=tuple(request.tags))
+                Report(request.reward, request.detail, **optional), self._caller(context),
+                run_id=request.run_id, harness_id=request.harness_id, task_text=request.task_text,
+                task_id=request.task_id, task_type=request.task_type or None, tags=tuple(request.tags))
             return to_message(done.reported(), pb.ReportOutcomeResponse())
 
     async def GetHarness(self, request, context):
@@ -186,5 +195,5 @@ class JitAgentService(pb_grpc.JitAgentServicer):
 
     async def Rollback(self, request, context):
         async with self._rpc("Rollback", context):
-            done = await self.solving.rollback(request.cluster)
+            done = await self.solving.rollback(request.cluster, self._caller(context))
             return pb.RollbackResponse(cluster=done.cluster, restored=done.restored, replaced=done.replaced)

@@ -3,7 +3,9 @@ with --http-port, streamable HTTP. Tools: `solve` (a task, optionally what verif
 a run went, by its run id); a resource per cluster the bank knows (`jitagent://clusters/<cluster>`: its
 arms, their posteriors and runs, as `jitagent bank arms` shows them).
 
-On stdio, stdout carries the protocol: everything else this process says goes to stderr.
+On stdio, stdout carries the protocol: everything else this process says goes to stderr; its caller is
+the user who started it (the operator). Over HTTP every request carries a bearer token the solving
+layer's access knows (`serve_http`), else it is answered 401.
 """
 
 from __future__ import annotations
@@ -13,8 +15,12 @@ import json
 from dataclasses import asdict
 from urllib.parse import quote
 
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+
 from jitagent import __version__
 from jitagent.harness.seeds import shipped_prompts
+from jitagent.solving.access import OPERATOR, Access, Caller
 from jitagent.solving.feedback import Report
 from jitagent.solving.layer import SolveError, Solving
 from jitagent.solving.result import Reported, Solved
@@ -26,9 +32,6 @@ INSTRUCTIONS = shipped_prompts("mcp")["instructions"]
 
 async def build_server(solving: Solving):
     """The MCP server over the solving layer, with a resource for each cluster the bank knows now."""
-    from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
-
     server = MCPServer("jitagent", version=__version__, instructions=INSTRUCTIONS)
     clusters = ClusterResources(server, solving)
 
@@ -55,15 +58,51 @@ async def build_server(solving: Solving):
     @server.tool(structured_output=True,
                  description="Report how a run went, where only you can tell: a reward in [0, 1] for the "
                              "run_id a `solve` returned. One outcome per run.")
-    async def report(run_id: str, reward: float, detail: str = "") -> Reported:
+    async def report(run_id: str, reward: float, ctx: Context, detail: str = "") -> Reported:
         try:
-            done = await solving.report(Report(reward, detail), run_id=run_id, door="mcp")
+            done = await solving.report(Report(reward, detail), caller_of(solving.access, ctx.headers),
+                                        run_id=run_id, door="mcp")
         except SolveError as exc:
             raise ToolError(str(exc)) from None
         return done.reported()
 
     await clusters.publish()
     return server
+
+
+def caller_of(access: Access, headers) -> Caller:
+    """Over HTTP, whom the request's token names (`BearerAuth` let only known ones in); on stdio, the
+    operator."""
+    if headers is None:
+        return OPERATOR
+    return access.caller(headers.get("authorization")) or Caller(tenant="unknown", role="client")
+
+
+async def serve_http(server, access: Access, host: str, port: int) -> None:
+    """Streamable HTTP at http://HOST:PORT/mcp, behind the access's tokens."""
+    import uvicorn
+
+    app = BearerAuth(server.streamable_http_app(host=host), access)
+    await uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).serve()
+
+
+class BearerAuth:
+    """ASGI middleware: an HTTP request whose `Authorization: Bearer` token the access does not know is
+    answered 401 before the MCP app sees it."""
+
+    def __init__(self, app, access: Access):
+        self.app, self.access = app, access
+
+    async def __call__(self, scope, receive, send) -> None:
+        given = dict(scope.get("headers") or ()).get(b"authorization")
+        if scope["type"] == "http" and self.access.caller(given) is None:
+            from starlette.responses import JSONResponse
+
+            refused = JSONResponse({"error": "missing or invalid bearer token"}, status_code=401,
+                                   headers={"WWW-Authenticate": "Bearer"})
+            await refused(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
 
 
 class ClusterResources:
@@ -89,8 +128,6 @@ class ClusterResources:
                     description=f"the arms of cluster {cluster}: posteriors, runs, rewards, tokens"))
 
     async def arms(self, cluster: str) -> str:
-        from mcp.server.mcpserver.exceptions import ResourceNotFoundError
-
         try:
             arms = await self.solving.cluster_arms(cluster)
         except SolveError as exc:  # a cluster the bank never saw: the caller's to fix, said as such

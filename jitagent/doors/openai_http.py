@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import hmac
 import json
 import logging
 import resource
@@ -38,6 +37,7 @@ from starlette.routing import Route
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from jitagent.harness.spec import format_validation_error
+from jitagent.solving.access import Caller
 from jitagent.solving.feedback import Report
 from jitagent.solving.layer import MAX_N, REQUEST_ID, SolveError, Solving
 from jitagent.solving.result import Solved
@@ -57,7 +57,8 @@ MODEL = "jitagent"
 MAX_BODY_BYTES = 4 << 20  # as gRPC's largest message; a task's text has its own, smaller cap
 # What each kind of SolveError is over HTTP (and its OpenAI error code where OpenAI has one).
 STATUS = {"loading": 503, "busy": 429, "deadline": 504, "cancelled": 499, "model": 503, "bank": 503,
-          "bad_request": 400, "not_found": 404, "conflict": 409, "precondition": 409, "internal": 500}
+          "bad_request": 400, "not_found": 404, "conflict": 409, "precondition": 409, "permission": 403,
+          "internal": 500}
 CODES = {"busy": "rate_limit_exceeded", "not_found": "not_found", "conflict": "already_reported"}
 # Connections are descriptors the gRPC door and the sandboxes need too: an idle or slow client holds one
 # for at most REQUEST_TIMEOUT_S (its request, headers and body) or KEEPALIVE_S (between requests), and
@@ -280,9 +281,8 @@ class OpenAIDoor:
     """The HTTP app and its server, on the solving layer the gRPC door shares (its admission, its runs
     by id): `--concurrency`, `--max-queue` and `--max-concurrent` hold across both doors."""
 
-    def __init__(self, solving: Solving, *, token: str | None, keepalive_s: float):
+    def __init__(self, solving: Solving, *, keepalive_s: float):
         self.solving = solving
-        self._expected = f"Bearer {token}".encode() if token else None
         self.keepalive_s = keepalive_s
         self.server: uvicorn.Server | None = None
         self._serving: asyncio.Task | None = None
@@ -373,12 +373,12 @@ class OpenAIDoor:
     async def feedback(self, request: Request) -> Response:
         """{"run_id", "reward" in [0, 1], "detail"?, "wall_s"?, "prompt_tokens"?, "completion_tokens"?}."""
         try:
-            self._authorize(request)
+            caller = self._authorize(request)
             self._ready()
             body = FeedbackRequest.model_validate(await self._json(request))
             report = Report(body.reward, body.detail, prompt_tokens=body.prompt_tokens,
                             completion_tokens=body.completion_tokens, wall_s=body.wall_s)
-            done = await self.solving.report(report, run_id=body.run_id, door="openai")
+            done = await self.solving.report(report, caller, run_id=body.run_id, door="openai")
         except (ApiError, ValidationError, SolveError) as exc:
             return refused(exc)
         return JSONResponse({"run_id": body.run_id} | done.reported().model_dump())
@@ -435,12 +435,11 @@ class OpenAIDoor:
         return completion
 
     # --- checks ----------------------------------------------------------------------------
-    def _authorize(self, request: Request) -> None:
-        if self._expected is None:
-            return
-        given = request.headers.get("authorization", "").encode()
-        if not hmac.compare_digest(given, self._expected):
+    def _authorize(self, request: Request) -> Caller:
+        caller = self.solving.access.caller(request.headers.get("authorization"))
+        if caller is None:
             raise ApiError(401, "missing or invalid bearer token", code="invalid_api_key")
+        return caller
 
     def _ready(self) -> None:
         try:

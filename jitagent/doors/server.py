@@ -33,6 +33,7 @@ from jitagent.doors.grpc_service import JitAgentService
 from jitagent.doors.metrics import Metrics
 from jitagent.doors.openai_http import OpenAIDoor
 from jitagent.sandbox.launch import reclaim_leftovers
+from jitagent.solving.access import Access, AccessError
 from jitagent.solving.assembly import build_pipeline
 from jitagent.solving.config import PipelineConfig
 from jitagent.solving.layer import Solving
@@ -70,7 +71,9 @@ class ServerConfig(BaseModel):
     max_concurrent: int = Field(128, ge=1, description="solves open at once (Solve and Synthesize calls, "
                                                        "task streams) beyond which RESOURCE_EXHAUSTED is "
                                                        "returned at once")
-    auth_token: str | None = None
+    auth_token: str | None = Field(None, repr=False)  # one token: its holder is the operator
+    tokens_file: Path | None = Field(None, description="tenants' and roles' tokens, by their SHA-256 "
+                                     "(`jitagent tokens add`); instead of one token")
     tls_cert: Path | None = Field(None, description="PEM certificate (with --tls-key: TLS)")
     tls_key: Path | None = Field(None, description="PEM private key")
     metrics_port: int | None = Field(None, ge=0, le=65535,
@@ -90,7 +93,8 @@ class JitAgentServer:
         self.build = build or pipeline_for
         self.metrics = Metrics()
         self.solving = Solving(concurrency=config.concurrency, max_queue=config.max_queue,
-                               max_concurrent=config.max_concurrent, on_result=self.metrics.record_result)
+                               max_concurrent=config.max_concurrent, on_result=self.metrics.record_result,
+                               access=access_for(config))
         self.metrics.watch(self.solving)
         self.service = JitAgentService(self.metrics, self.solving)
         self.health = health.aio.HealthServicer()
@@ -109,7 +113,8 @@ class JitAgentServer:
         if reclaimed:
             log.info(json.dumps({"event": "reclaimed", "leftovers": reclaimed}))
         limit = self.config.max_message_mb << 20
-        interceptors = [BearerTokenInterceptor(self.config.auth_token)] if self.config.auth_token else []
+        access = self.solving.access
+        interceptors = [] if access.open else [BearerTokenInterceptor(access)]
         interceptors.append(RequestDecodingInterceptor())
         self.server = grpc.aio.server(interceptors=interceptors, options=[
             ("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit),
@@ -146,7 +151,7 @@ class JitAgentServer:
     async def _open_openai_door(self) -> None:
         """The HTTP door on the same pipeline, admitted through the same slots, behind the same token."""
         config = self.config
-        self.openai = OpenAIDoor(self.solving, token=config.auth_token, keepalive_s=config.keepalive_s)
+        self.openai = OpenAIDoor(self.solving, keepalive_s=config.keepalive_s)
         address = f"{config.host}:{config.openai_port}"
         try:
             self.openai_port = await self.openai.start(config.host, config.openai_port,
@@ -198,6 +203,13 @@ class JitAgentServer:
         await self.stop()
         if self.load_error is not None:
             raise StartupError(self.load_error, self.load_status)
+
+
+def access_for(config: ServerConfig) -> Access:
+    try:
+        return Access.configured(config.auth_token, config.tokens_file)
+    except AccessError as exc:
+        raise StartupError(str(exc)) from None
 
 
 def raise_open_files_limit() -> int:

@@ -39,6 +39,7 @@ from jitagent.improvement.synthesis.synthesize import SYNTHESIS_PHASES, Synthesi
 from jitagent.models.base import Cancelled, CancelToken, ModelError
 from jitagent.runtime.channel import last_of
 from jitagent.runtime.events import Cost, RunResult, Trajectory
+from jitagent.solving.access import Access, Caller
 from jitagent.solving.events import SolveEvent, SolveResult
 from jitagent.solving.feedback import FeedbackError, Recorded, Report
 from jitagent.solving.pipeline import JitPipeline
@@ -47,9 +48,10 @@ from jitagent.tasks.task import Task
 log = logging.getLogger("jitagent.solving.layer")
 
 ErrorKind = Literal["loading", "busy", "deadline", "cancelled", "model", "bank", "bad_request", "not_found",
-                    "conflict", "precondition", "internal"]
+                    "conflict", "precondition", "permission", "internal"]
 # the kinds no retry can mend: the request itself is wrong
-PERMANENT: frozenset[ErrorKind] = frozenset({"bad_request", "not_found", "conflict", "precondition"})
+PERMANENT: frozenset[ErrorKind] = frozenset({"bad_request", "not_found", "conflict", "precondition",
+                                             "permission"})
 MAX_PAGE = 1000  # harnesses listed in one call
 REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")  # a caller's name for its run, which becomes the run id
 REQUEST_ID_RULE = "1-128 characters of A-Z a-z 0-9 . _ : - (or empty: a new run each call)"
@@ -104,12 +106,14 @@ class Run:
 
 class Solving:
     """The layer every door calls. `pipeline`: set once loaded (None while loading; `load_error` says why
-    it could not be). `on_result`: told every result (the server's metrics)."""
+    it could not be). `on_result`: told every result (the server's metrics). `access`: who may call, and
+as whom (open: everyone is the operator)."""
 
     def __init__(self, pipeline: JitPipeline | None = None, *, concurrency: int = 1, max_queue: int = 64,
                  max_concurrent: int = 128, remember: int = 256,
-                 on_result: Callable[[SolveResult], None] | None = None):
+                 on_result: Callable[[SolveResult], None] | None = None, access: Access | None = None):
         self.pipeline, self.load_error = pipeline, None
+        self.access = access or Access()
         self.slots = asyncio.Semaphore(concurrency)
         self.max_queue, self.max_concurrent, self.remember = max_queue, max_concurrent, remember
         self.waiting = self.working = self.open_solves = 0
@@ -196,8 +200,11 @@ class Solving:
                 return
             raise
 
-    async def report(self, report: Report, *, door: str = "grpc", **kw) -> Recorded:
-        """An outcome someone reports (`JitPipeline.report_outcome`); SolveError names what was wrong."""
+    async def report(self, report: Report, caller: Caller, *, door: str = "grpc", **kw) -> Recorded:
+        """An outcome someone reports (`JitPipeline.report_outcome`); SolveError names what was wrong. One
+        that names no run (free-form: a harness and a task text) is the operator's."""
+        if not kw.get("run_id"):
+            only_the_operator(caller, "a report that names no run_id (free-form)")
         try:
             done = await self.ready().report_outcome(report, **kw)
         except FeedbackError as exc:
@@ -226,7 +233,8 @@ class Solving:
     async def lineage(self, harness_id: str) -> list[HarnessRecord]:
         return await self._bank_call(lambda bank: bank.lineage(harness_id), "not_found")
 
-    async def rollback(self, cluster: str) -> Rollback:
+    async def rollback(self, cluster: str, caller: Caller) -> Rollback:
+        only_the_operator(caller, "Rollback")
         if not cluster:
             raise SolveError("bad_request", "cluster: required", (("cluster", "required"),))
         return await self._bank_call(lambda bank: bank.rollback(cluster), "precondition")
@@ -328,6 +336,12 @@ class Solving:
         except StoreUnavailable as exc:
             raise unreachable(exc) from None
         return None if found is None else await asyncio.to_thread(recorded_result, pipeline, found)
+
+
+def only_the_operator(caller: Caller, what: str) -> None:
+    if not caller.operator:
+        raise SolveError("permission", f"{what} is the operator's; tenant {caller.tenant!r} holds a client's "
+                                       f"token")
 
 
 def failure(exc: Exception, task: Task, run_id: str) -> SolveError:

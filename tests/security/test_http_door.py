@@ -19,6 +19,7 @@ import pytest
 
 from jitagent.doors.openai_http import MAX_CONNECTIONS, REQUEST_TIMEOUT_S, OpenAIDoor
 from jitagent.protocol.client import JitAgentClient
+from jitagent.solving.access import Access
 from jitagent.solving.layer import Solving
 
 from ..jitagent.doors.conftest import free_port
@@ -98,7 +99,7 @@ def test_two_thousand_idle_http_clients_leave_grpc_serving(tmp_path):
 def test_a_client_that_leaves_mid_body_gets_an_answer_not_a_logged_traceback(path):
     """A Content-Length the client never sends and a hang-up: ClientDisconnect escaped the route, and
     uvicorn logged 3 KB of traceback for each such request."""
-    door = OpenAIDoor(Solving(object(), max_queue=1), token="t", keepalive_s=5)
+    door = OpenAIDoor(Solving(object(), max_queue=1, access=Access.one_token("t")), keepalive_s=5)
     scope = {"type": "http", "method": "POST", "path": path, "raw_path": path.encode(), "query_string": b"",
              "headers": [(b"authorization", b"Bearer t"), (b"content-length", b"1000000")],
              "http_version": "1.1", "scheme": "http", "server": ("127.0.0.1", 80), "root_path": ""}

@@ -3,10 +3,13 @@ a solve verified by its expected answer, a report on an unverified one, a resour
 scripted model makes it a protocol test (the pipeline behind it is tested elsewhere, with real models)."""
 
 import asyncio
+import contextlib
 import json
 import os
+import subprocess
 import sys
 
+import httpx
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
@@ -92,3 +95,53 @@ def test_an_mcp_client_solves_a_task_on_the_embedded_models(tmp_path):
             assert result["cluster"] == "type:add"
             assert result["route"] in ("synthesized", "variant", "fallback", "explore") and result["run_id"]
     asyncio.run(main())
+
+
+def test_over_http_a_request_without_a_known_token_is_401_and_a_tenants_token_solves_and_reports(tmp_path):
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    from jitagent.solving.access import add_token
+
+    from .conftest import free_port
+
+    tokens, port = tmp_path / "tokens.json", free_port()
+    token = add_token(tokens, "team-a", "client")
+    url = f"http://127.0.0.1:{port}/mcp"
+    server = subprocess.Popen([sys.executable, *scripted_server(tmp_path).args, "--http-port", str(port),
+                               "--tokens-file", str(tokens)], stderr=subprocess.DEVNULL)
+
+    async def main():
+        async with httpx.AsyncClient(timeout=10) as http:
+            for _ in range(600):  # the models and the bank load first
+                with contextlib.suppress(httpx.TransportError):
+                    refused = await http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+                    break
+                await asyncio.sleep(0.1)
+            assert refused.status_code == 401 and refused.headers["www-authenticate"] == "Bearer"
+            wrong = await http.post(url, json={}, headers={"authorization": "Bearer wrong"})
+            assert wrong.status_code == 401
+        client = create_mcp_http_client(headers={"authorization": f"Bearer {token}"})
+        async with client, streamable_http_client(url, http_client=client) as (read, write), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            task = {"task": "What is 0 + 0?", "expect": "0", "type": "add"}
+            solved = await session.call_tool("solve", task)
+            assert not solved.is_error and solved.structured_content["reward"] == 1.0, solved.content
+            draft = await session.call_tool("solve", {"task": "Write a haiku about rivers."})
+            draft = draft.structured_content
+            reported = await session.call_tool("report", {"run_id": draft["run_id"], "reward": 1.0})
+            assert not reported.is_error, reported.content
+    try:
+        asyncio.run(main())
+    finally:
+        server.terminate()
+        server.wait(30)
+
+
+def test_over_http_without_a_token_configured_mcp_does_not_start(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "JITAGENT_AUTH_TOKEN"}
+    done = subprocess.run([sys.executable, *scripted_server(tmp_path).args, "--http-port", "1"],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "MCP over HTTP answers only callers with a token" in done.stderr
+    assert "Traceback" not in done.stderr and not done.stdout

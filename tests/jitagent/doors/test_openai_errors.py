@@ -12,7 +12,7 @@ from jitagent.solving.layer import Solving
 @pytest.fixture
 def http():
     # a pipeline that is never reached: every request here is refused
-    door = OpenAIDoor(Solving(object()), token=None, keepalive_s=1.0)
+    door = OpenAIDoor(Solving(object()), keepalive_s=1.0)
     with TestClient(door.app) as client:
         yield client
 

@@ -1,0 +1,137 @@
+"""Who is calling (issue 45): a bearer token names a tenant and a role, from one config that every door
+reads through the solving layer — gRPC, the HTTP door, MCP over HTTP.
+
+A deployment is one of three:
+- open: no token at all; every caller is the operator (a server on loopback for one user);
+- one token (`--auth-token-file` or JITAGENT_AUTH_TOKEN): its holder is the operator, as before;
+- a tokens file (`--tokens-file`): each entry the SHA-256 of a token (never the token: the file is no
+  secret), its tenant and its role. `jitagent tokens add FILE --tenant T` makes one.
+
+A `client` solves and reports on its own runs; what steers every tenant's memory — Rollback, reports
+that name no run — is the `operator`'s.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from jitagent.common.errors import clipped
+
+Role = Literal["client", "operator"]
+TENANT_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
+
+
+class Caller(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    tenant: str = "default"
+    role: Role = "operator"
+
+    @property
+    def operator(self) -> bool:
+        return self.role == "operator"
+
+
+OPERATOR = Caller()  # an open deployment's every caller; this machine's own commands
+
+
+class Grant(BaseModel):
+    """One token's entry in a tokens file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    token_sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="hex SHA-256 of the token")
+    tenant: str = Field(pattern=TENANT_PATTERN)
+    role: Role = "client"
+
+
+class TokensFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tokens: list[Grant] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _once_each(self) -> TokensFile:
+        hashes = [g.token_sha256 for g in self.tokens]
+        if len(set(hashes)) != len(hashes):
+            raise ValueError("a token is listed twice")
+        return self
+
+
+class AccessError(ValueError):
+    """A tokens file that cannot be used: one line naming the file and what is wrong."""
+
+
+def digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class Access:
+    """Bearer tokens to callers. No grants: open."""
+
+    def __init__(self, grants: list[Grant] | tuple[Grant, ...] = ()):
+        self._callers = {g.token_sha256: Caller(tenant=g.tenant, role=g.role) for g in grants}
+
+    @classmethod
+    def one_token(cls, token: str | None) -> Access:
+        """The single-token deployment: its holder is the operator (no token: open)."""
+        operator = Grant(token_sha256=digest(token or ""), tenant=OPERATOR.tenant, role="operator")
+        return cls([operator] if token else [])
+
+    @classmethod
+    def configured(cls, token: str | None, tokens_file: Path | None) -> Access:
+        """A deployment's access: its tokens file's tenants and roles, or its one token's operator, or open.
+        AccessError (one line) for both at once or a file that cannot be used."""
+        if tokens_file is None:
+            return cls.one_token(token)
+        if token:
+            raise AccessError("one token (--auth-token-file or JITAGENT_AUTH_TOKEN) or a tokens file "
+                              "(--tokens-file), not both: put the one token in the file as the operator's")
+        return cls(read_tokens(tokens_file).tokens)
+
+    @property
+    def open(self) -> bool:
+        return not self._callers
+
+    def caller(self, authorization: str | bytes | None) -> Caller | None:
+        """The caller an `Authorization: Bearer …` header names; None where it names none we know."""
+        if self.open:
+            return OPERATOR
+        if isinstance(authorization, bytes):
+            authorization = authorization.decode(errors="replace")
+        scheme, _, token = (authorization or "").partition(" ")
+        if scheme.lower() != "bearer" or not token:
+            return None
+        return self._callers.get(digest(token.strip()))  # a hash's lookup time tells nothing of a token
+
+
+def read_tokens(path: Path) -> TokensFile:
+    try:
+        return TokensFile.model_validate(json.loads(Path(path).read_text()))
+    except OSError as exc:
+        raise AccessError(f"--tokens-file {path}: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise AccessError(f"--tokens-file {path}: not JSON ({exc.msg}, line {exc.lineno})") from None
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(p) for p in error["loc"]) or "the file"
+        raise AccessError(f"--tokens-file {path}: {where}: {clipped(error['msg'], 200)}") from None
+
+
+def add_token(path: Path, tenant: str, role: Role) -> str:
+    """A new random token for `tenant` in the tokens file at `path` (made if absent); the token is returned
+    once and stored only as its hash."""
+    grants = read_tokens(path).tokens if Path(path).exists() else []
+    token = secrets.token_urlsafe(32)
+    try:
+        grants.append(Grant(token_sha256=digest(token), tenant=tenant, role=role))
+    except ValidationError as exc:
+        raise AccessError(f"tenant: {clipped(exc.errors()[0]['msg'], 200)}") from None
+    Path(path).write_text(TokensFile(tokens=grants).model_dump_json(indent=2) + "\n")
+    return token

@@ -293,11 +293,17 @@ class HarnessBank(WorkshopFacade, AdapterFacade):
 
     def failures(self, cluster: str, harness_id: str, limit: int = 3, besides: str = "") -> list[dict]:
         """The most recent outcomes of a harness in a cluster that fell short of full reward, but those of a
-        task with the text `besides` (a verdict such as "expected 7" would hand a task its own answer)."""
-        sql = ("SELECT task_text, answer, verdict, trace, reward FROM outcomes WHERE cluster = ? AND "
+        task with the text `besides` (a verdict such as "expected 7" would hand a task its own answer). A
+        reported outcome's verdict is the reporter's free text: it is read as what it is, a reward, and
+        never quoted — it would go into a meta-model's prompt (issue 45)."""
+        sql = ("SELECT task_text, answer, verdict, trace, reward, source FROM outcomes WHERE cluster = ? AND "
                "harness_id = ? AND reward < 1 AND task_digest NOT IN (?, ?) ORDER BY id DESC LIMIT ?")
         texts = (digest(besides), digest(besides.strip()))
-        return [dict(r) for r in self.store.query(sql, (cluster, harness_id, *texts, limit))]
+        found = [dict(r) for r in self.store.query(sql, (cluster, harness_id, *texts, limit))]
+        for failure in found:
+            if failure.pop("source") != "run":
+                failure["verdict"] = f"reported by a client: reward {failure['reward']:g}"
+        return found
 
     # --- admission, incumbents, rollback ---------------------------------------------------
     def cluster_stats(self, cluster: str, harness_id: str, db=None) -> Stats | None:

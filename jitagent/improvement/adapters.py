@@ -14,15 +14,18 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from pathlib import Path
 
 from harness_bank import HarnessBank
 from harness_bank.adapters import AdapterRecord
 from harness_bank.records import BankError
+from jitagent.common.errors import clipped
 from jitagent.harness.spec import HarnessSpec
 from jitagent.models.base import Adapter, ModelClient, ModelError, base_model
 from jitagent.models.gguf import cache_dir
 
+SHA256 = re.compile(r"[0-9a-f]{64}")
 _CHECKED: set[Path] = set()  # files whose digest this process has checked (a file is immutable by name)
 
 
@@ -64,9 +67,14 @@ def resolve(bank: HarnessBank, adapter_id: str) -> Adapter:
     record = bank.adapter(adapter_id)
     if record is None or record.id != adapter_id:
         raise BankError(f"harness asks for adapter {adapter_id}, which is not in the bank")
+    if not SHA256.fullmatch(record.sha256):  # it names a file: a bank's row must not choose the path
+        raise BankError(f"adapter {adapter_id}: its sha256 {clipped(repr(record.sha256), 80)} is not one")
     path = adapter_dir() / f"{record.sha256}.gguf"
     if path not in _CHECKED and (not path.exists() or _sha256(path) != record.sha256):
         data = bank.adapter_file(record.id)
+        if hashlib.sha256(data).hexdigest() != record.sha256:
+            raise BankError(f"adapter {adapter_id}: the bank's bytes do not match its sha256 (damaged or "
+                            f"altered); not used")
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.partial")
         tmp.write_bytes(data)

@@ -110,3 +110,22 @@ def test_a_synthesis_never_names_weights_of_its_own(tmp_path):
     path.write_text(json.dumps(spec))
     with pytest.raises(ValueError, match="runs with adapter f{16}, which lives in a bank"):
         resolve_harness(str(path))
+
+
+@pytest.mark.parametrize(("column", "value", "said"), [
+    ("sha256", "../../../../tmp/evil", "is not one"),  # it would name the file written
+    ("gguf", b"altered weights", "do not match its sha256"),
+])
+def test_an_adapter_whose_row_was_altered_is_refused_and_nothing_is_written(seeded_bank, monkeypatch,
+                                                                           tmp_path, column, value, said):
+    """A bank row names the adapter's file and holds its bytes (issue 45): a sha256 that is not one, or
+    bytes that do not hash to it, are refused before anything reaches the disk."""
+    from harness_bank.records import BankError
+
+    monkeypatch.setenv("JITAGENT_CACHE", str(tmp_path / "cache"))
+    adapter = seeded_bank.add_adapter(gguf=b"GGUF weights", peft=b"zip", name="times", **LINEAGE)
+    with seeded_bank.store.transaction() as db:
+        db.execute(f"UPDATE adapters SET {column} = ? WHERE id = ?", (value, adapter.id))
+    with pytest.raises(BankError, match=said):
+        resolve(seeded_bank, adapter.id)
+    assert not adapter_dir().exists() or not any(adapter_dir().iterdir())

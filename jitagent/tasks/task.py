@@ -8,7 +8,7 @@ import random
 from collections import defaultdict
 from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -25,6 +25,8 @@ MAX_NAME_BYTES = 255  # one path component, as the kernel allows
 # A task's text, refused before any work when longer: past any context a served model has (the embedded
 # one holds 4,096 tokens, ~16,000 characters), and bounded for what the server holds while it waits.
 MAX_PROMPT_CHARS = 100_000
+MAX_LABEL = 256  # a task's id, its type, each tag: names a cluster or a record, never a text
+MAX_TAGS = 32
 
 
 def prompt_problem(prompt: str) -> str | None:
@@ -135,10 +137,10 @@ def _reference_problem(part, schema: dict) -> str | None:
 class Task(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    id: str = Field(..., min_length=1)
+    id: str = Field(..., min_length=1, max_length=MAX_LABEL)
     prompt: str = Field(..., min_length=1)
-    type: str | None = None
-    tags: list[str] = Field(default_factory=list)
+    type: str | None = Field(None, max_length=MAX_LABEL)
+    tags: list[Annotated[str, Field(max_length=MAX_LABEL)]] = Field(default_factory=list, max_length=MAX_TAGS)
     split: Literal["learn", "score", "final"] | None = None
     tools: list[str] | None = Field(None, description="tools the task allows; None: all")
     files: dict[str, str] = Field(default_factory=dict, description="workspace files before the run")

@@ -51,6 +51,19 @@ def test_a_task_that_cannot_be_one_names_the_field():
         assert refused.value.violations[0][0] == field
 
 
+@pytest.mark.parametrize(("msg", "said"), [
+    (pb.Task(prompt="p", id="i" * 257), "id: String should have at most 256 characters"),  # names a record
+    (pb.Task(prompt="p", type="t" * 257), "type: String should have at most 256"),  # names a cluster
+    (pb.Task(prompt="p", tags=["a"] * 33), "tags: List should have at most 32 items"),
+    (pb.Task(prompt="p", tags=["a" * 257]), "tags.0: String should have at most 256"),
+])
+def test_a_tasks_labels_are_bounded_and_the_refusal_names_the_label(msg, said):
+    """A client's id, type and tags name records and clusters (issue 45): bounded, never a text."""
+    with pytest.raises(RequestError) as refused:
+        task_from_proto(msg)
+    assert said in str(refused.value) and len(str(refused.value)) < 400
+
+
 def test_the_verifier_kinds_are_one_table_the_wire_mirrors_by_name():
     """Every kind but `none` is the Verifier oneof's field of the same name, whose message's fields are the
     spec's fields of the same names: a new kind needs its spec fields and its message, no converter line."""

@@ -30,6 +30,8 @@ from jitagent.fleet.queue import Entry, TaskQueue, error_code
 from jitagent.solving.layer import PERMANENT, SolveError, Solving, deadline_in
 from jitagent.tasks.task import TaskFileError, parse_tasks
 
+MAX_ENTRY_CHARS = 4 << 20  # a queued task, as the gRPC and HTTP doors' largest request
+
 if TYPE_CHECKING:  # a door works through the solving layer; the pipeline it is handed is only a type here
     from jitagent.solving.pipeline import JitPipeline
 
@@ -110,7 +112,11 @@ class Worker:
                 await self._bury(entry, f"delivered {entry.deliveries} times; last error: {error}")
                 return
             try:
-                tasks = parse_tasks([entry.fields.get("task", "")], f"entry {entry.id}")
+                text = entry.fields.get("task", "")
+                if len(text) > MAX_ENTRY_CHARS:  # not even parsed: JSON of any size would be read whole
+                    raise TaskFileError(f"entry {entry.id}: {len(text):,} characters; a queued task is at "
+                                        f"most {MAX_ENTRY_CHARS:,}")
+                tasks = parse_tasks([text], f"entry {entry.id}")
                 if not tasks:
                     raise TaskFileError(f"entry {entry.id}: no task")
                 if tasks[0].client_tools:  # a run would pause at a call no one is there to answer

@@ -6,7 +6,9 @@ retried) and `S:request:ID` (the entry that a put with request id ID added, kept
 retried after a lost reply adds nothing twice). Settling an entry — adding its result or dead
 letter and acknowledging it — is one Lua script that only the consumer holding the entry gets to
 run: a worker that lost its entry to a reclaim writes nothing, so a task has one result however
-often it was delivered.
+often it was delivered. The results and dead-letter streams keep about their newest `KEPT` entries
+each (MAXLEN ~), and a dead letter keeps at most `KEPT_TASK_CHARS` of its task: nothing a client sends
+grows Redis without bound.
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ from dataclasses import dataclass
 
 import redis.asyncio as redis
 
-# KEYS: tasks, target stream, errors; ARGV: group, consumer, entry id, then field, value, ...
+KEPT = 100_000  # entries of the results and of the dead-letter stream, about (Redis trims whole nodes)
+KEPT_TASK_CHARS = 2_000  # of a dead letter's task: enough to tell which it was
+# KEYS: tasks, target stream, errors; ARGV: group, consumer, entry id, kept, then field, value, ...
 SETTLE = """
 local held = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)
 if #held == 0 or held[1][2] ~= ARGV[2] then return 0 end
-redis.call('XADD', KEYS[2], '*', unpack(ARGV, 4))
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*', unpack(ARGV, 5))
 redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
 redis.call('HDEL', KEYS[3], ARGV[3])
 return 1
@@ -148,14 +152,16 @@ class TaskQueue:
 
     async def bury(self, consumer: str, entry: Entry, error: str) -> bool:
         """Move the entry to the dead-letter stream with its last error, atomically."""
-        fields = {"entry": entry.id, "task": entry.fields.get("task", ""), "error": error,
-                  "deliveries": str(entry.deliveries)}
+        task = entry.fields.get("task", "")
+        if len(task) > KEPT_TASK_CHARS:
+            task = f"{task[:KEPT_TASK_CHARS]}... ({len(task):,} characters)"
+        fields = {"entry": entry.id, "task": task, "error": error, "deliveries": str(entry.deliveries)}
         return await self._settle_into(self.dead, consumer, entry, fields)
 
     async def _settle_into(self, target: str, consumer: str, entry: Entry, fields: dict[str, str]) -> bool:
         flat = [part for pair in fields.items() for part in pair]
         return bool(await self._settle(keys=[self.stream, target, self.errors],
-                                       args=[self.group, consumer, entry.id, *flat]))
+                                       args=[self.group, consumer, entry.id, KEPT, *flat]))
 
     async def note_error(self, entry: Entry, error: str) -> None:
         await self.redis.hset(self.errors, entry.id, error)

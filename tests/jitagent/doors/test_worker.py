@@ -101,20 +101,24 @@ def test_a_run_failing_for_infrastructure_is_retried_then_buried_with_its_last_e
     assert seeded_bank.stats()["outcomes"] == 0  # an infrastructure failure says nothing of the harness
 
 
-def test_an_entry_that_is_not_a_task_is_a_dead_letter_at_once(queue, seeded_bank):
+def test_an_entry_that_is_not_a_task_is_a_dead_letter_at_once(queue, seeded_bank, monkeypatch):
     worker = Worker(pipeline(seeded_bank), queue, WorkerConfig(name="w", block_s=0.1))
+    monkeypatch.setattr("jitagent.doors.worker.MAX_ENTRY_CHARS", 10_000)
 
     async def settled() -> bool:
         stats = await queue.stats()
-        return stats["dead"] == 3 and stats["results"] == 1
+        return stats["dead"] == 4 and stats["results"] == 1
 
     async def main():
         tooled = json.dumps({"id": "c", "prompt": "Total of A-1?", "client_tools": [{"name": "total"}]})
-        await queue.put(['{"id": "x"}', "not json", tooled, task(2)])
+        oversized = "[" * 10_001  # read unparsed, it would be JSON nested past any parser's depth
+        await queue.put(['{"id": "x"}', "not json", tooled, oversized, task(2)])
         await run_until(worker, settled)
         dead = [fields for _, fields in await queue.read("dead")]
         assert "prompt" in dead[0]["error"] and "not valid JSON" in dead[1]["error"]
         assert "cannot carry client_tools" in dead[2]["error"]  # its client could not answer a call
+        assert "10,001 characters; a queued task is at most 10,000" in dead[3]["error"]
+        assert len(dead[3]["task"]) < 2_100 and dead[3]["task"].endswith("(10,001 characters)")  # clipped
         assert all("\n" not in d["error"] and d["deliveries"] == "1" for d in dead)
         await queue.close()
     asyncio.run(main())
@@ -149,3 +153,19 @@ async def _results_at_least(queue: TaskQueue, n: int) -> bool:
 
 async def _dead_at_least(queue: TaskQueue, n: int) -> bool:
     return (await queue.stats())["dead"] >= n
+
+
+def test_the_results_and_dead_letter_streams_keep_about_their_newest_entries(queue, monkeypatch):
+    """Settled entries are trimmed (MAXLEN ~): a stream of dead letters does not grow Redis forever."""
+    monkeypatch.setattr("jitagent.fleet.queue.KEPT", 10)
+
+    async def main():
+        await queue.ensure_group()
+        await queue.put(["not json"] * 300)
+        while (entry := await queue.take("w", 60.0, 0.1)) is not None:
+            assert await queue.bury("w", entry, "refused")
+        stats = await queue.stats()
+        assert stats["tasks"] == 300 and stats["pending"] == 0
+        assert 10 <= stats["dead"] < 300  # Redis trims whole nodes of entries: about, not exactly, 10
+        await queue.close()
+    asyncio.run(main())

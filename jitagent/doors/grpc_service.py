@@ -126,7 +126,7 @@ class JitAgentService(pb_grpc.JitAgentServicer):
         async with self._rpc("Solve", context):
             n = self.solving.candidates(request.n)
             task = task_from_proto(request.task)
-            run_id, replay = self.solving.name_run(request.request_id)
+            run_id, replay = self.solving.name_run(request.request_id, self._caller(context))
             bind(task_id=task.id, run_id=run_id)
             with self.solving.admitted():
                 async for event in self.solving.events(task, run_id=run_id, replay=replay, n=n,
@@ -149,7 +149,8 @@ class JitAgentService(pb_grpc.JitAgentServicer):
         try:
             n = self.solving.candidates(request.n, f"task #{sequence}.n")
             task = task_from_proto(request.task, f"task #{sequence}")
-            answer.run_id, replay = self.solving.name_run(request.request_id, f"task #{sequence}.request_id")
+            answer.run_id, replay = self.solving.name_run(request.request_id, self._caller(context),
+                                                          f"task #{sequence}.request_id")
             answer.task_id = task.id
             bind(task_id=task.id, run_id=answer.run_id)
             result = await self.solving.solve(task, run_id=answer.run_id, replay=replay, n=n,

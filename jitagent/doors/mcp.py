@@ -39,7 +39,7 @@ async def build_server(solving: Solving):
                  description="Solve a task: route it to a harness (synthesizing one if need be), run "
                              "it, verify it where `expect` or `verifier` says how. Returns the answer and "
                              "the run_id to report on.")
-    async def solve(task: str, expect: Expected | None = None, verifier: dict | None = None,
+    async def solve(ctx: Context, task: str, expect: Expected | None = None, verifier: dict | None = None,
                     type: str | None = None, request_id: str | None = None) -> Solved:
         """`expect`: the right answer (a number, or text that is one, compares numerically); `verifier`:
         any jitagent verifier as an object, e.g. {"kind": "regex", "pattern": "^4"}; `type`: the task's
@@ -47,9 +47,9 @@ async def build_server(solving: Solving):
         `request_id`: the run's id; solving again with it returns that run's result, never a second run."""
         try:
             task = task_for(task, type=type, expect=expect, verifier=verifier)
+            run_id, replay = solving.name_run(request_id, caller_of(solving.access, ctx))
             with solving.admitted():
-                result = await solving.solve(task, run_id=request_id, replay=request_id is not None,
-                                             door="mcp")
+                result = await solving.solve(task, run_id=run_id, replay=replay, door="mcp")
         except (ValueError, SolveError) as exc:  # the caller's to fix or to retry: told in the result
             raise ToolError(str(exc)) from None
         await clusters.publish()  # a new cluster is a new resource
@@ -58,9 +58,9 @@ async def build_server(solving: Solving):
     @server.tool(structured_output=True,
                  description="Report how a run went, where only you can tell: a reward in [0, 1] for the "
                              "run_id a `solve` returned. One outcome per run.")
-    async def report(run_id: str, reward: float, ctx: Context, detail: str = "") -> Reported:
+    async def report(ctx: Context, run_id: str, reward: float, detail: str = "") -> Reported:
         try:
-            done = await solving.report(Report(reward, detail), caller_of(solving.access, ctx.headers),
+            done = await solving.report(Report(reward, detail), caller_of(solving.access, ctx),
                                         run_id=run_id, door="mcp")
         except SolveError as exc:
             raise ToolError(str(exc)) from None
@@ -70,9 +70,10 @@ async def build_server(solving: Solving):
     return server
 
 
-def caller_of(access: Access, headers) -> Caller:
+def caller_of(access: Access, ctx: Context) -> Caller:
     """Over HTTP, whom the request's token names (`BearerAuth` let only known ones in); on stdio, the
     operator."""
+    headers = ctx.headers
     if headers is None:
         return OPERATOR
     return access.caller(headers.get("authorization")) or Caller(tenant="unknown", role="client")

@@ -328,7 +328,7 @@ class OpenAIDoor:
     # --- routes ----------------------------------------------------------------------------
     async def chat_completions(self, request: Request) -> Response:
         try:
-            self._authorize(request)
+            caller = self._authorize(request)
             self._ready()
             chat = ChatRequest.model_validate(await self._json(request))
             task = self._task(chat)
@@ -336,7 +336,7 @@ class OpenAIDoor:
         except (ApiError, ValidationError, SolveError) as exc:
             return refused(exc)
         options = chat.jitagent or JitOptions()
-        run_id, replay = self.solving.name_run(options.request_id)
+        run_id, replay = self.solving.name_run(options.request_id, caller)
         headers = {"x-jitagent-run-id": run_id}
         solve = functools.partial(self._solve, task, run_id, replay, options.n)
         if chat.stream:

@@ -8,7 +8,8 @@ A deployment is one of three:
   secret), its tenant and its role. `jitagent tokens add FILE --tenant T` makes one.
 
 A `client` solves and reports on its own runs; what steers every tenant's memory — Rollback, reports
-that name no run — is the `operator`'s.
+that name no run — is the `operator`'s. With a tokens file every run id is its tenant's (`team-a:…`): a
+`request_id` names a run in the caller's tenant only, and another tenant's run id is not found.
 """
 
 from __future__ import annotations
@@ -75,8 +76,9 @@ def digest(token: str) -> str:
 class Access:
     """Bearer tokens to callers. No grants: open."""
 
-    def __init__(self, grants: list[Grant] | tuple[Grant, ...] = ()):
+    def __init__(self, grants: list[Grant] | tuple[Grant, ...] = (), tenanted: bool = False):
         self._callers = {g.token_sha256: Caller(tenant=g.tenant, role=g.role) for g in grants}
+        self.tenanted = tenanted  # run ids live in their tenant's namespace
 
     @classmethod
     def one_token(cls, token: str | None) -> Access:
@@ -93,7 +95,7 @@ class Access:
         if token:
             raise AccessError("one token (--auth-token-file or JITAGENT_AUTH_TOKEN) or a tokens file "
                               "(--tokens-file), not both: put the one token in the file as the operator's")
-        return cls(read_tokens(tokens_file).tokens)
+        return cls(read_tokens(tokens_file).tokens, tenanted=True)
 
     @property
     def open(self) -> bool:
@@ -109,6 +111,15 @@ class Access:
         if scheme.lower() != "bearer" or not token:
             return None
         return self._callers.get(digest(token.strip()))  # a hash's lookup time tells nothing of a token
+
+
+    def run_id(self, caller: Caller, name: str) -> str:
+        """The id of the run `caller` names `name` (its request id, or a new one)."""
+        return f"{caller.tenant}:{name}" if self.tenanted else name
+
+    def owns(self, caller: Caller, run_id: str) -> bool:
+        """Whether `caller` may see and report on the run `run_id` (the operator: any)."""
+        return caller.operator or not self.tenanted or run_id.startswith(f"{caller.tenant}:")
 
 
 def read_tokens(path: Path) -> TokensFile:

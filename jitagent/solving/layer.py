@@ -146,15 +146,13 @@ as whom (open: everyone is the operator)."""
             raise SolveError("busy", f"queue full: {self.waiting} tasks waiting (max_queue "
                                      f"{self.max_queue}); retry later")
 
-    @staticmethod
-    def name_run(request_id: str | None, field: str = "request_id") -> tuple[str, bool]:
+    def name_run(self, request_id: str | None, caller: Caller, field: str = "request_id") -> tuple[str, bool]:
         """The run id of a call and whether it may replay: the caller's `request_id` (it may have run
-        before), else a new one. SolveError (bad_request, naming `field`) for an id that cannot be one."""
-        if not request_id:
-            return new_run_id(), False
-        if not REQUEST_ID.fullmatch(request_id):
+        before), else a new one, in the caller's tenant. SolveError (bad_request, naming `field`) for an id
+        that cannot be one."""
+        if request_id and not REQUEST_ID.fullmatch(request_id):
             raise SolveError("bad_request", f"{field}: {REQUEST_ID_RULE}", ((field, REQUEST_ID_RULE),))
-        return request_id, True
+        return self.access.run_id(caller, request_id or new_run_id()), bool(request_id)
 
     @staticmethod
     def candidates(n: int | None, field: str = "n") -> int | None:
@@ -172,13 +170,11 @@ as whom (open: everyone is the operator)."""
     async def events(self, task: Task, *, run_id: str | None = None, replay: bool = False,
                      execute: bool = True, n: int | None = None, deadline: float | None = None,
                      delivery: str | None = None, door: str = "grpc") -> AsyncIterator[SolveEvent]:
-        """The events of one task's run under `run_id` (default: a new one), the result last. With
-        `replay` (the id is the caller's, so it may have run before): the run in progress under it, or
+        """The events of one task's run under `run_id` (`name_run`'s; default: a new one), the result last.
+        With `replay` (the id is the caller's, so it may have run before): the run in progress under it, or
         only the result of the one that is over. `deadline` (monotonic) stops its work; SolveError says
         why it could not finish."""
         self.ready()
-        if replay:
-            run_id, replay = self.name_run(run_id)
         run_id, n = run_id or new_run_id(), self.candidates(n)
         run = self._joinable(run_id)
         if run is None and replay and (result := await self._over(run_id)) is not None:
@@ -203,8 +199,12 @@ as whom (open: everyone is the operator)."""
     async def report(self, report: Report, caller: Caller, *, door: str = "grpc", **kw) -> Recorded:
         """An outcome someone reports (`JitPipeline.report_outcome`); SolveError names what was wrong. One
         that names no run (free-form: a harness and a task text) is the operator's."""
-        if not kw.get("run_id"):
+        run_id = kw.get("run_id")
+        if not run_id:
             only_the_operator(caller, "a report that names no run_id (free-form)")
+        elif not self.access.owns(caller, run_id):  # said as the bank says a run it does not have
+            raise SolveError("not_found", f"no run {clipped(repr(run_id))} in this bank",
+                             (("run_id", "not found"),))
         try:
             done = await self.ready().report_outcome(report, **kw)
         except FeedbackError as exc:

@@ -70,3 +70,26 @@ def test_one_token_and_a_tokens_file_at_once_does_not_start(make_config, tmp_pat
     add_token(tokens, "team-a", "client")
     with pytest.raises(StartupError, match="not both"):
         JitAgentServer(make_config(tokens_file=tokens, auth_token="s3cret"))
+
+
+def test_a_run_id_is_its_tenants_a_request_id_names_a_run_in_the_callers_tenant_only(make_config, tmp_path):
+    """The attack of issue 45: an attacker claims a request_id first, or replays a victim's run id, or
+    reports on it; with tenants each lands in the attacker's own namespace, or is NOT_FOUND."""
+    tokens = tmp_path / "tokens.json"
+    attacker, victim = add_token(tokens, "attacker", "client"), add_token(tokens, "victim", "client")
+    config = make_config(tokens_file=tokens)
+    secret = Task(id="v", prompt="What is 0 + 0?", type="add", verifier={"kind": "exact", "expected": "0"})
+
+    async def main():
+        async with running(config, token=attacker) as (server, attacking):
+            claimed = await attacking.solve_result(Task(id="a", prompt="What is 1 - 1?"), request_id="r1")
+            async with JitAgentClient(f"127.0.0.1:{server.port}", token=victim) as victim_client:
+                own = await victim_client.solve_result(secret, request_id="r1")
+            assert (claimed.run_id, own.run_id) == ("attacker:r1", "victim:r1") and own.task_id == "v"
+            replayed = await attacking.solve_result(Task(id="a2", prompt="What is 2 - 2?"),
+                                                    request_id=own.run_id)
+            assert replayed.run_id == f"attacker:{own.run_id}" and replayed.task_id == "a2"  # its own run
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await attacking.report_outcome(own.run_id, 0.0)
+            assert err.value.code() == grpc.StatusCode.NOT_FOUND and "victim:r1" in err.value.details()
+    asyncio.run(main())

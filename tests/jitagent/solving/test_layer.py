@@ -13,6 +13,7 @@ from jitagent.harness.seeds import load_seeds
 from jitagent.improvement.synthesis.synthesize import SynthesisCost
 from jitagent.models.base import ModelError
 from jitagent.protocol.records import from_message, to_message
+from jitagent.solving.access import OPERATOR, Access, Caller
 from jitagent.solving.events import Chosen, SolveResult
 from jitagent.solving.layer import SolveError, Solving
 from jitagent.solving.result import Solved
@@ -117,12 +118,18 @@ def test_a_run_past_its_deadline_is_stopped():
     asyncio.run(main())
 
 
-def test_a_bad_request_id_is_refused_before_any_work():
+def test_a_bad_request_id_is_refused_before_any_work_and_a_good_one_names_a_run_in_the_callers_tenant():
     pipeline = FakePipeline()
+    solving = Solving(pipeline)
     with pytest.raises(SolveError) as bad:
-        asyncio.run(events(Solving(pipeline), run_id="no spaces", replay=True))
+        solving.name_run("no spaces", OPERATOR)
     assert bad.value.kind == "bad_request" and bad.value.violations[0][0] == "request_id"
     assert pipeline.started == 0
+    assert solving.name_run("r1", OPERATOR) == ("r1", True)  # one token or none: ids as named
+    tenants = Solving(pipeline, access=Access(tenanted=True))
+    assert tenants.name_run("r1", Caller(tenant="team-a", role="client")) == ("team-a:r1", True)
+    new, replay = tenants.name_run("", Caller(tenant="team-a", role="client"))
+    assert new.startswith("team-a:") and not replay
 
 
 def test_the_flat_record_goes_on_the_wire_and_back_by_field_name():

@@ -164,21 +164,25 @@ class HarnessBank(WorkshopFacade, AdapterFacade):
         return [dict(r) | {"history": json.loads(r["history"])} for r in rows]
 
     # --- clusters and retrieval ----------------------------------------------------------
-    def cluster_for(self, task_text: str, task_type: str | None = None, tags: tuple[str, ...] = ()) -> str:
+    def cluster_for(self, task_text: str, task_type: str | None = None, tags: tuple[str, ...] = (),
+                    pool: str = "") -> str:
         """Rule: `type:T` when the task has a type; else `tags:a+b` from its tags; else the majority
-        cluster of its nearest past tasks (similarity ≥ 0.6, up to 5); else a new `auto:` cluster."""
+        cluster of its nearest past tasks (similarity ≥ 0.6, up to 5); else a new `auto:` cluster. In a
+        `pool` (a tenant's memory, or one tenants share) every cluster is the pool's, `POOL/type:T`, and
+        an untyped task joins only the pool's own."""
+        prefix = f"{pool}/" if pool else ""
         if task_type:
-            return f"type:{task_type}"
+            return f"{prefix}type:{task_type}"
         if tags:
-            return "tags:" + "+".join(sorted(tags))
+            return prefix + "tags:" + "+".join(sorted(tags))
         near = [ref for ref, sim in self.retrieval.experiences(self.embedder.embed_one(task_text), 5)
                 if sim >= self.CLUSTER_MIN_SIM]
         if near:
             rows = self.store.query(f"SELECT cluster FROM outcomes WHERE id IN ({placeholders(near)})",
                                     tuple(near))
-            if rows:
-                return Counter(r[0] for r in rows).most_common(1)[0][0]
-        return f"auto:{digest(task_text)[:10]}"
+            if clusters := [r[0] for r in rows if r[0].startswith(prefix)]:
+                return Counter(clusters).most_common(1)[0][0]
+        return f"{prefix}auto:{digest(task_text)[:10]}"
 
     def search(self, task_text: str, k: int = 3) -> list[Hit]:
         """Top-k harnesses for a task (see Retrieval.search)."""

@@ -14,7 +14,7 @@ from jitagent.solving.access import AccessError, Role, add_token
 
 def cmd_tokens_add(args) -> int:
     try:
-        token = add_token(args.file, args.tenant, args.role)
+        token = add_token(args.file, args.tenant, args.role, args.pool)
     except AccessError as exc:
         raise Failure(str(exc), USAGE) from None
     print(token)
@@ -31,4 +31,6 @@ def add_commands(sub) -> None:
     add.add_argument("--role", choices=get_args(Role), default="client",
                      help="client: solves and reports on its own runs; operator: also rolls back, reports "
                           "free-form (default: client)")
+    add.add_argument("--pool", help="a memory shared with the other tenants that name it: each learns from "
+                                    "the others' verified runs (default: the tenant's own)")
     add.set_defaults(func=cmd_tokens_add)

@@ -115,9 +115,11 @@ class JitAgentService(pb_grpc.JitAgentServicer):
             if not request.tasks:
                 raise RequestError("tasks", "at least one task is required")
             tasks = [task_from_proto(t, f"tasks[{i}]") for i, t in enumerate(request.tasks)]
+            caller = self._caller(context)
             with self.solving.admitted():
                 for task in tasks:
-                    result = await self.solving.solve(task, execute=False, n=n,
+                    run_id, _ = self.solving.name_run("", caller)
+                    result = await self.solving.solve(task, execute=False, n=n, run_id=run_id, caller=caller,
                                                       deadline=self._deadline(context))
                     response.results.append(synthesis_to_proto(result))
             return response
@@ -126,10 +128,11 @@ class JitAgentService(pb_grpc.JitAgentServicer):
         async with self._rpc("Solve", context):
             n = self.solving.candidates(request.n)
             task = task_from_proto(request.task)
-            run_id, replay = self.solving.name_run(request.request_id, self._caller(context))
+            caller = self._caller(context)
+            run_id, replay = self.solving.name_run(request.request_id, caller)
             bind(task_id=task.id, run_id=run_id)
             with self.solving.admitted():
-                async for event in self.solving.events(task, run_id=run_id, replay=replay, n=n,
+                async for event in self.solving.events(task, run_id=run_id, replay=replay, n=n, caller=caller,
                                                        deadline=self._deadline(context)):
                     yield event_to_proto(event, run_id)
 
@@ -149,11 +152,12 @@ class JitAgentService(pb_grpc.JitAgentServicer):
         try:
             n = self.solving.candidates(request.n, f"task #{sequence}.n")
             task = task_from_proto(request.task, f"task #{sequence}")
-            answer.run_id, replay = self.solving.name_run(request.request_id, self._caller(context),
+            caller = self._caller(context)
+            answer.run_id, replay = self.solving.name_run(request.request_id, caller,
                                                           f"task #{sequence}.request_id")
             answer.task_id = task.id
             bind(task_id=task.id, run_id=answer.run_id)
-            result = await self.solving.solve(task, run_id=answer.run_id, replay=replay, n=n,
+            result = await self.solving.solve(task, run_id=answer.run_id, replay=replay, n=n, caller=caller,
                                               deadline=self._deadline(context))
         except RequestError as exc:
             answer.error.CopyFrom(error_status(bad_request(exc)))

@@ -47,9 +47,10 @@ async def build_server(solving: Solving):
         `request_id`: the run's id; solving again with it returns that run's result, never a second run."""
         try:
             task = task_for(task, type=type, expect=expect, verifier=verifier)
-            run_id, replay = solving.name_run(request_id, caller_of(solving.access, ctx))
+            caller = caller_of(solving.access, ctx)
+            run_id, replay = solving.name_run(request_id, caller)
             with solving.admitted():
-                result = await solving.solve(task, run_id=run_id, replay=replay, door="mcp")
+                result = await solving.solve(task, run_id=run_id, replay=replay, door="mcp", caller=caller)
         except (ValueError, SolveError) as exc:  # the caller's to fix or to retry: told in the result
             raise ToolError(str(exc)) from None
         await clusters.publish()  # a new cluster is a new resource

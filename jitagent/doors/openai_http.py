@@ -338,7 +338,7 @@ class OpenAIDoor:
         options = chat.jitagent or JitOptions()
         run_id, replay = self.solving.name_run(options.request_id, caller)
         headers = {"x-jitagent-run-id": run_id}
-        solve = functools.partial(self._solve, task, run_id, replay, options.n)
+        solve = functools.partial(self._solve, task, run_id, replay, options.n, caller)
         if chat.stream:
             include_usage = bool(chat.stream_options and chat.stream_options.include_usage)
             events = self._sse(solve, run_id, chat.model, include_usage, chat.parallel_tool_calls)
@@ -384,12 +384,13 @@ class OpenAIDoor:
         return JSONResponse({"run_id": body.run_id} | done.reported().model_dump())
 
     # --- the work ----------------------------------------------------------------------------
-    async def _solve(self, task, run_id: str, replay: bool, n: int | None) -> Solved:
+    async def _solve(self, task, run_id: str, replay: bool, n: int | None, caller: Caller) -> Solved:
         """One task through the solving layer; ApiError says why it did not finish. A client that goes
         away cancels this, and with it the run (unless another call follows it)."""
         try:
             with self.solving.admitted():
-                result = await self.solving.solve(task, run_id=run_id, replay=replay, n=n, door="openai")
+                result = await self.solving.solve(task, run_id=run_id, replay=replay, n=n, door="openai",
+                                                  caller=caller)
             return result.solved()
         except SolveError as exc:
             raise ApiError.of(exc) from None

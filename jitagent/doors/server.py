@@ -206,6 +206,9 @@ class JitAgentServer:
 
 
 def access_for(config: ServerConfig) -> Access:
+    if config.tokens_file is not None and config.pipeline.retrain.every:
+        raise StartupError("--retrain-every with --tokens-file: an adapter trained online on every tenant's "
+                           "verified runs would serve every tenant; not yet scoped by tenant")
     try:
         return Access.configured(config.auth_token, config.tokens_file)
     except AccessError as exc:

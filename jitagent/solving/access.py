@@ -33,6 +33,7 @@ class Caller(BaseModel):
 
     tenant: str = "default"
     role: Role = "operator"
+    pool: str | None = None  # the memory shared with other tenants, where the operator named one
 
     @property
     def operator(self) -> bool:
@@ -50,6 +51,8 @@ class Grant(BaseModel):
     token_sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="hex SHA-256 of the token")
     tenant: str = Field(pattern=TENANT_PATTERN)
     role: Role = "client"
+    pool: str | None = Field(None, pattern=TENANT_PATTERN, description="a memory this tenant shares with "
+                             "the others that name it (opt-in); default: the tenant's own")
 
 
 class TokensFile(BaseModel):
@@ -77,7 +80,7 @@ class Access:
     """Bearer tokens to callers. No grants: open."""
 
     def __init__(self, grants: list[Grant] | tuple[Grant, ...] = (), tenanted: bool = False):
-        self._callers = {g.token_sha256: Caller(tenant=g.tenant, role=g.role) for g in grants}
+        self._callers = {g.token_sha256: Caller(tenant=g.tenant, role=g.role, pool=g.pool) for g in grants}
         self.tenanted = tenanted  # run ids live in their tenant's namespace
 
     @classmethod
@@ -117,6 +120,11 @@ class Access:
         """The id of the run `caller` names `name` (its request id, or a new one)."""
         return f"{caller.tenant}:{name}" if self.tenanted else name
 
+    def pool(self, caller: Caller) -> str:
+        """The memory `caller`'s runs learn in and from: its tenant's own, or the pool it shares; "" where
+        there are no tenants."""
+        return (caller.pool or caller.tenant) if self.tenanted else ""
+
     def owns(self, caller: Caller, run_id: str) -> bool:
         """Whether `caller` may see and report on the run `run_id` (the operator: any)."""
         return caller.operator or not self.tenanted or run_id.startswith(f"{caller.tenant}:")
@@ -135,14 +143,15 @@ def read_tokens(path: Path) -> TokensFile:
         raise AccessError(f"--tokens-file {path}: {where}: {clipped(error['msg'], 200)}") from None
 
 
-def add_token(path: Path, tenant: str, role: Role) -> str:
-    """A new random token for `tenant` in the tokens file at `path` (made if absent); the token is returned
-    once and stored only as its hash."""
+def add_token(path: Path, tenant: str, role: Role, pool: str | None = None) -> str:
+    """A new random token for `tenant` (sharing `pool`, where named) in the tokens file at `path` (made if
+    absent); the token is returned once and stored only as its hash."""
     grants = read_tokens(path).tokens if Path(path).exists() else []
     token = secrets.token_urlsafe(32)
     try:
-        grants.append(Grant(token_sha256=digest(token), tenant=tenant, role=role))
+        grants.append(Grant(token_sha256=digest(token), tenant=tenant, role=role, pool=pool))
     except ValidationError as exc:
-        raise AccessError(f"tenant: {clipped(exc.errors()[0]['msg'], 200)}") from None
+        error = exc.errors()[0]
+        raise AccessError(f"{error['loc'][0]}: {clipped(error['msg'], 200)}") from None
     Path(path).write_text(TokensFile(tokens=grants).model_dump_json(indent=2) + "\n")
     return token

@@ -39,7 +39,7 @@ from jitagent.improvement.synthesis.synthesize import SYNTHESIS_PHASES, Synthesi
 from jitagent.models.base import Cancelled, CancelToken, ModelError
 from jitagent.runtime.channel import last_of
 from jitagent.runtime.events import Cost, RunResult, Trajectory
-from jitagent.solving.access import Access, Caller
+from jitagent.solving.access import OPERATOR, Access, Caller
 from jitagent.solving.events import SolveEvent, SolveResult
 from jitagent.solving.feedback import FeedbackError, Recorded, Report
 from jitagent.solving.pipeline import JitPipeline
@@ -169,11 +169,12 @@ as whom (open: everyone is the operator)."""
 
     async def events(self, task: Task, *, run_id: str | None = None, replay: bool = False,
                      execute: bool = True, n: int | None = None, deadline: float | None = None,
-                     delivery: str | None = None, door: str = "grpc") -> AsyncIterator[SolveEvent]:
+                     delivery: str | None = None, door: str = "grpc",
+                     caller: Caller = OPERATOR) -> AsyncIterator[SolveEvent]:
         """The events of one task's run under `run_id` (`name_run`'s; default: a new one), the result last.
         With `replay` (the id is the caller's, so it may have run before): the run in progress under it, or
         only the result of the one that is over. `deadline` (monotonic) stops its work; SolveError says
-        why it could not finish."""
+        why it could not finish. `caller`: whose memory the run learns in and from (its tenant's pool)."""
         self.ready()
         run_id, n = run_id or new_run_id(), self.candidates(n)
         run = self._joinable(run_id)
@@ -183,7 +184,8 @@ as whom (open: everyone is the operator)."""
         run = self._joinable(run_id)  # a call with the same id may have started it meanwhile
         if run is None:
             run = self.running[run_id] = Run()
-            work = self._drive(run, task, run_id, execute, n, deadline, delivery, door)
+            work = self._drive(run, task, run_id, execute, n, deadline, delivery, door,
+                               self.access.pool(caller))
             run.task = asyncio.create_task(work)
             run.task.add_done_callback(lambda _: self._done(run_id, run, replay))
         try:
@@ -263,13 +265,13 @@ as whom (open: everyone is the operator)."""
 
     # --- the work ----------------------------------------------------------------------------
     async def _drive(self, run: Run, task: Task, run_id: str, execute: bool, n: int | None,
-                     deadline: float | None, delivery: str | None, door: str) -> None:
+                     deadline: float | None, delivery: str | None, door: str, pool: str) -> None:
         """The pipeline's events for one task into `run`, in a slot; what stops it, as a SolveError."""
         cancel = CancelToken(deadline)
         try:
             async with self._slot():
                 async for event in self.ready().stream(task, execute=execute, n=n, cancel=cancel,
-                                                       run_id=run_id, delivery=delivery):
+                                                       run_id=run_id, delivery=delivery, pool=pool):
                     if isinstance(event, SolveResult):
                         self._finish(event, door)
                         if event.run is not None and event.run.interrupted and cancel.is_cancelled():

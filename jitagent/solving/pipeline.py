@@ -77,13 +77,15 @@ class JitPipeline:
 
     async def stream(self, task: Task, *, execute: bool = True, seed: int = 0,
                      cancel: CancelToken | None = None, deadline: float | None = None, n: int | None = None,
-                     delivery: str | None = None, run_id: str | None = None) -> AsyncIterator[SolveEvent]:
+                     delivery: str | None = None, run_id: str | None = None,
+                     pool: str = "") -> AsyncIterator[SolveEvent]:
         """`delivery`: the queue delivery the task came from; the bank records its outcome once.
-        `run_id`: the id the run is recorded under (default: a new one), in the result."""
+        `run_id`: the id the run is recorded under (default: a new one), in the result. `pool`: the
+        memory its caller learns in and from (`HarnessBank.cluster_for`)."""
         start = time.monotonic()
         run_id = run_id or uuid.uuid4().hex
         cancel = (cancel or CancelToken()).tighten(deadline)
-        decision = await asyncio.to_thread(self.routing.decide, task, seed)
+        decision = await asyncio.to_thread(self.routing.decide, task, seed, pool)
         if decision.write_code:
             self._write_tools(decision.cluster, decision.choice.arm.evidence.harness_id, seed)
         route, spec, synthesis = decision.route, decision.spec, None

@@ -60,9 +60,10 @@ class Routing:
         self.router = Router(config.router)
         self.base_model = base_model  # the solver's, whose adapters a variant may run with
 
-    def decide(self, task: Task, seed: int) -> RouteDecision:
-        """The draw is seeded by (seed, task), so a run repeats."""
-        cluster = self.bank.cluster_for(task.prompt, task.type, tuple(task.tags))
+    def decide(self, task: Task, seed: int, pool: str = "") -> RouteDecision:
+        """The draw is seeded by (seed, task), so a run repeats. `pool`: the memory the task's caller
+        learns in and from (a tenant's; "": the one there is without tenants)."""
+        cluster = self.bank.cluster_for(task.prompt, task.type, tuple(task.tags), pool)
         evidence, base = self.bank.arm_evidence(task.prompt, cluster, self.config.router.references)
         rng = random.Random(zlib.crc32(f"{seed}:{task.id}:{task.prompt}".encode()))
         code_due = functools.partial(self.toolshop.due, cluster) if self.config.online_tools else None

@@ -27,6 +27,7 @@ CASES = {  # flag: (its value on the command line, where it must land)
     "--n": ("2", lambda c: c.pipeline.synthesis.n == 2),
     "--no-dry-run": (None, lambda c: c.pipeline.synthesis.dry_run is False),
     "--auth-token-file": ("{tmp}/token", lambda c: c.auth_token == "the-token"),
+    "--tokens-file": ("{tmp}/tokens.json", lambda c: str(c.tokens_file).endswith("/tokens.json")),
     "--tls-cert": ("{tmp}/cert.pem", lambda c: str(c.tls_cert).endswith("cert.pem")),
     "--tls-key": ("{tmp}/key.pem", lambda c: str(c.tls_key).endswith("key.pem")),
     "--metrics-port": ("9109", lambda c: c.metrics_port == 9109),

@@ -4,6 +4,7 @@ reports that name no run are the operator's (PERMISSION_DENIED, nothing stored);
 UNAUTHENTICATED. The scripted model: who may call is what is tested."""
 
 import asyncio
+import json
 
 import grpc
 import httpx
@@ -63,13 +64,19 @@ async def http_door(port: int, token: str) -> None:
         assert reported.status_code == 200, reported.text
 
 
-def test_one_token_and_a_tokens_file_at_once_does_not_start(make_config, tmp_path):
+def test_one_token_and_a_tokens_file_at_once_or_online_training_across_tenants_does_not_start(make_config,
+                                                                                               tmp_path):
     from jitagent.doors.server import JitAgentServer, StartupError
+    from jitagent.improvement.retrain import RetrainConfig
 
     tokens = tmp_path / "tokens.json"
     add_token(tokens, "team-a", "client")
     with pytest.raises(StartupError, match="not both"):
         JitAgentServer(make_config(tokens_file=tokens, auth_token="s3cret"))
+    config = make_config(tokens_file=tokens)
+    config.pipeline.retrain = RetrainConfig(every=10)
+    with pytest.raises(StartupError, match="not yet scoped by tenant"):
+        JitAgentServer(config)
 
 
 def test_a_run_id_is_its_tenants_a_request_id_names_a_run_in_the_callers_tenant_only(make_config, tmp_path):
@@ -92,4 +99,51 @@ def test_a_run_id_is_its_tenants_a_request_id_names_a_run_in_the_callers_tenant_
             with pytest.raises(grpc.aio.AioRpcError) as err:
                 await attacking.report_outcome(own.run_id, 0.0)
             assert err.value.code() == grpc.StatusCode.NOT_FOUND and "victim:r1" in err.value.details()
+    asyncio.run(main())
+
+
+def test_a_tenants_verified_runs_teach_its_own_clusters_and_a_shared_pools_only(make_config, tmp_path):
+    """Memory scoped by tenant (issue 45): the victim's verified solutions are examples in its clusters,
+    never in the attacker's prompts (same type: without tenants, one cluster); two tenants that name one
+    pool learn from each other."""
+    from harness_bank import Outcome
+    from jitagent.harness.seeds import load_seeds
+    from jitagent.improvement.examples import with_examples
+
+    variant = with_examples(load_seeds()["program_of_thought"])
+    tokens = tmp_path / "tokens.json"
+    victim, attacker = add_token(tokens, "victim", "client"), add_token(tokens, "attacker", "client")
+    alice, bob = (add_token(tokens, name, "client", pool="shared") for name in ("alice", "bob"))
+
+    def solved(n: int, cluster: str) -> Outcome:
+        code = f"```python\nprint({n} * 7)  # BLUEBIRD\n```"
+        return Outcome(harness_id=variant.id, task_id=f"t{n}", task_text=f"What is {n} times 7? BLUEBIRD",
+                       reward=1.0, prompt_tokens=10, completion_tokens=5, wall_s=0.1, cluster=cluster,
+                       task_type="times", answer=str(n * 7),
+                       solution=[{"role": "assistant", "content": code}])
+
+    async def solves(server, token: str, numbers=(11, 12, 13, 14)) -> tuple[list[str], set[str]]:
+        """What the solver was sent on the tenant's tasks, and their clusters."""
+        solver = server.solving.pipeline.solver
+        before = len(solver.calls)
+        async with JitAgentClient(f"127.0.0.1:{server.port}", token=token) as client:
+            results = [await client.solve_result(Task(id=f"q{n}", prompt=f"What is {n} times 7?",
+                                                      type="times")) for n in numbers]
+        sent = [json.dumps(call["messages"]) for call in list(solver.calls)[before:]]
+        return sent, {r.cluster for r in results}
+
+    async def main():
+        async with running(make_config(tokens_file=tokens)) as (server, _):
+            bank = server.solving.pipeline.bank
+            bank.add_harness(variant.model_dump(mode="json"))
+            for teacher in (victim, alice):
+                _, (cluster,) = await solves(server, teacher, (1,))
+                for n in range(2, 8):
+                    bank.record_outcome(solved(n, cluster))  # verified solutions of the teacher's cluster
+            sent, clusters = await solves(server, attacker)
+            assert clusters == {"attacker/type:times"} and sent
+            assert not any("BLUEBIRD" in text for text in sent)  # nothing of the victim's reached it
+            sent, clusters = await solves(server, bob)
+            assert clusters == {"shared/type:times"}
+            assert any("BLUEBIRD" in text for text in sent), "the pool's examples never reached its tenant"
     asyncio.run(main())

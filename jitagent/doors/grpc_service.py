@@ -54,7 +54,8 @@ STATUS = {"loading": grpc.StatusCode.UNAVAILABLE, "busy": grpc.StatusCode.RESOUR
           "model": grpc.StatusCode.UNAVAILABLE, "bank": grpc.StatusCode.UNAVAILABLE,
           "bad_request": grpc.StatusCode.INVALID_ARGUMENT, "not_found": grpc.StatusCode.NOT_FOUND,
           "conflict": grpc.StatusCode.ALREADY_EXISTS, "precondition": grpc.StatusCode.FAILED_PRECONDITION,
-          "permission": grpc.StatusCode.PERMISSION_DENIED, "internal": grpc.StatusCode.INTERNAL}
+          "permission": grpc.StatusCode.PERMISSION_DENIED, "quota": grpc.StatusCode.RESOURCE_EXHAUSTED,
+          "internal": grpc.StatusCode.INTERNAL}
 
 
 def error_status(exc: SolveError) -> status_pb2.Status:
@@ -116,7 +117,7 @@ class JitAgentService(pb_grpc.JitAgentServicer):
                 raise RequestError("tasks", "at least one task is required")
             tasks = [task_from_proto(t, f"tasks[{i}]") for i, t in enumerate(request.tasks)]
             caller = self._caller(context)
-            with self.solving.admitted():
+            with self.solving.admitted(caller, len(tasks)):
                 for task in tasks:
                     run_id, _ = self.solving.name_run("", caller)
                     result = await self.solving.solve(task, execute=False, n=n, run_id=run_id, caller=caller,
@@ -131,7 +132,7 @@ class JitAgentService(pb_grpc.JitAgentServicer):
             caller = self._caller(context)
             run_id, replay = self.solving.name_run(request.request_id, caller)
             bind(task_id=task.id, run_id=run_id)
-            with self.solving.admitted():
+            with self.solving.admitted(caller):
                 async for event in self.solving.events(task, run_id=run_id, replay=replay, n=n, caller=caller,
                                                        deadline=self._deadline(context)):
                     yield event_to_proto(event, run_id)
@@ -141,7 +142,7 @@ class JitAgentService(pb_grpc.JitAgentServicer):
         done and the bank has learned from it, so a fast producer is held back by flow control. A
         task's own failure is a response; the stream goes on (only a refused stream ends it)."""
         async with self._rpc("StreamTasks", context):
-            with self.solving.admitted():
+            with self.solving.admitted(self._caller(context)):
                 sequence = 0
                 async for request in request_iterator:
                     yield await self._one_of_stream(request, sequence, context)

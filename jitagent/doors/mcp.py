@@ -49,7 +49,7 @@ async def build_server(solving: Solving):
             task = task_for(task, type=type, expect=expect, verifier=verifier)
             caller = caller_of(solving.access, ctx)
             run_id, replay = solving.name_run(request_id, caller)
-            with solving.admitted():
+            with solving.admitted(caller):
                 result = await solving.solve(task, run_id=run_id, replay=replay, door="mcp", caller=caller)
         except (ValueError, SolveError) as exc:  # the caller's to fix or to retry: told in the result
             raise ToolError(str(exc)) from None

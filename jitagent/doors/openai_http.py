@@ -58,8 +58,9 @@ MAX_BODY_BYTES = 4 << 20  # as gRPC's largest message; a task's text has its own
 # What each kind of SolveError is over HTTP (and its OpenAI error code where OpenAI has one).
 STATUS = {"loading": 503, "busy": 429, "deadline": 504, "cancelled": 499, "model": 503, "bank": 503,
           "bad_request": 400, "not_found": 404, "conflict": 409, "precondition": 409, "permission": 403,
-          "internal": 500}
-CODES = {"busy": "rate_limit_exceeded", "not_found": "not_found", "conflict": "already_reported"}
+          "quota": 429, "internal": 500}
+CODES = {"busy": "rate_limit_exceeded", "not_found": "not_found", "conflict": "already_reported",
+         "quota": "insufficient_quota"}
 # Connections are descriptors the gRPC door and the sandboxes need too: an idle or slow client holds one
 # for at most REQUEST_TIMEOUT_S (its request, headers and body) or KEEPALIVE_S (between requests), and
 # the door holds at most a quarter of the process's limit (`max_connections`), at most MAX_CONNECTIONS.
@@ -388,7 +389,7 @@ class OpenAIDoor:
         """One task through the solving layer; ApiError says why it did not finish. A client that goes
         away cancels this, and with it the run (unless another call follows it)."""
         try:
-            with self.solving.admitted():
+            with self.solving.admitted(caller):
                 result = await self.solving.solve(task, run_id=run_id, replay=replay, n=n, door="openai",
                                                   caller=caller)
             return result.solved()

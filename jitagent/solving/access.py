@@ -26,6 +26,7 @@ from jitagent.common.errors import clipped
 
 Role = Literal["client", "operator"]
 TENANT_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
+MAX_BATCH = 64  # tasks in one Synthesize call, unless a tenant's quota says otherwise
 
 
 class Caller(BaseModel):
@@ -34,6 +35,8 @@ class Caller(BaseModel):
     tenant: str = "default"
     role: Role = "operator"
     pool: str | None = None  # the memory shared with other tenants, where the operator named one
+    max_open: int | None = None  # the tenant's solves open at once (None: only the server's limit)
+    max_batch: int = MAX_BATCH  # tasks in one Synthesize call
 
     @property
     def operator(self) -> bool:
@@ -53,6 +56,9 @@ class Grant(BaseModel):
     role: Role = "client"
     pool: str | None = Field(None, pattern=TENANT_PATTERN, description="a memory this tenant shares with "
                              "the others that name it (opt-in); default: the tenant's own")
+    max_open: int | None = Field(None, ge=1, description="the tenant's solves open at once (calls and task "
+                                 "streams); default: only the server's --max-concurrent")
+    max_batch: int = Field(MAX_BATCH, ge=1, le=10_000, description="tasks in one Synthesize call")
 
 
 class TokensFile(BaseModel):
@@ -80,7 +86,7 @@ class Access:
     """Bearer tokens to callers. No grants: open."""
 
     def __init__(self, grants: list[Grant] | tuple[Grant, ...] = (), tenanted: bool = False):
-        self._callers = {g.token_sha256: Caller(tenant=g.tenant, role=g.role, pool=g.pool) for g in grants}
+        self._callers = {g.token_sha256: Caller(**g.model_dump(exclude={"token_sha256"})) for g in grants}
         self.tenanted = tenanted  # run ids live in their tenant's namespace
 
     @classmethod

@@ -24,7 +24,7 @@ import logging
 import re
 import time
 import uuid
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, contextmanager
 from typing import Literal
@@ -48,10 +48,10 @@ from jitagent.tasks.task import Task
 log = logging.getLogger("jitagent.solving.layer")
 
 ErrorKind = Literal["loading", "busy", "deadline", "cancelled", "model", "bank", "bad_request", "not_found",
-                    "conflict", "precondition", "permission", "internal"]
+                    "conflict", "precondition", "permission", "quota", "internal"]
 # the kinds no retry can mend: the request itself is wrong
 PERMANENT: frozenset[ErrorKind] = frozenset({"bad_request", "not_found", "conflict", "precondition",
-                                             "permission"})
+                                             "permission", "quota"})
 MAX_PAGE = 1000  # harnesses listed in one call
 REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")  # a caller's name for its run, which becomes the run id
 REQUEST_ID_RULE = "1-128 characters of A-Z a-z 0-9 . _ : - (or empty: a new run each call)"
@@ -117,6 +117,7 @@ as whom (open: everyone is the operator)."""
         self.slots = asyncio.Semaphore(concurrency)
         self.max_queue, self.max_concurrent, self.remember = max_queue, max_concurrent, remember
         self.waiting = self.working = self.open_solves = 0
+        self.open_by_tenant: Counter[str] = Counter()
         self.on_result = on_result
         self.running: dict[str, Run] = {}
         self.finished: OrderedDict[str, SolveResult] = OrderedDict()
@@ -129,16 +130,25 @@ as whom (open: everyone is the operator)."""
         return self.pipeline
 
     @contextmanager
-    def admitted(self):
-        """One open solve (a call, or a stream of tasks): past `max_concurrent`, refused at once."""
+    def admitted(self, caller: Caller = OPERATOR, tasks: int = 1):
+        """One open solve (a call, or a stream of tasks) of `tasks` tasks at most: past `max_concurrent`,
+        or past the caller's tenant's own `max_open`, refused at once; past its `max_batch`, refused."""
+        if tasks > caller.max_batch:
+            raise SolveError("quota", f"{tasks} tasks in one call; tenant {caller.tenant!r} may send at most "
+                                      f"{caller.max_batch}", (("tasks", f"at most {caller.max_batch}"),))
         if self.open_solves >= self.max_concurrent:
             raise SolveError("busy", f"{self.open_solves} solves are open, the limit (--max-concurrent "
                                      f"{self.max_concurrent}); retry later or on another replica")
+        if caller.max_open is not None and self.open_by_tenant[caller.tenant] >= caller.max_open:
+            raise SolveError("busy", f"tenant {caller.tenant!r} has {caller.max_open} solves open, its "
+                                     f"quota; retry when one is done")
         self.open_solves += 1
+        self.open_by_tenant[caller.tenant] += 1
         try:
             yield
         finally:
             self.open_solves -= 1
+            self.open_by_tenant[caller.tenant] -= 1
 
     def admissible(self) -> None:
         """Refuse now a task that would wait past `max_queue` (a door that answers before working)."""

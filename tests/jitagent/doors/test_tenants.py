@@ -11,8 +11,9 @@ import httpx
 import pytest
 
 from jitagent.protocol.client import JitAgentClient
-from jitagent.solving.access import add_token
+from jitagent.solving.access import add_token, digest
 from jitagent.tasks.task import Task
+from jitagent.v1 import jitagent_pb2 as pb
 
 from .conftest import free_port, running
 
@@ -146,4 +147,37 @@ def test_a_tenants_verified_runs_teach_its_own_clusters_and_a_shared_pools_only(
             sent, clusters = await solves(server, bob)
             assert clusters == {"shared/type:times"}
             assert any("BLUEBIRD" in text for text in sent), "the pool's examples never reached its tenant"
+    asyncio.run(main())
+
+
+def test_a_tenants_quotas_refuse_with_resource_exhausted_and_store_nothing(make_config, tmp_path):
+    """From the tokens file: at most `max_batch` tasks in one Synthesize, `max_open` solves at once."""
+    tokens = tmp_path / "tokens.json"
+    grant = {"token_sha256": digest("small"), "tenant": "small", "max_open": 1, "max_batch": 2}
+    tokens.write_text(json.dumps({"tokens": [grant]}))
+
+    async def main():
+        async with running(make_config(tokens_file=tokens), token="small") as (server, client):
+            bank = server.solving.pipeline.bank
+            before = bank.stats()
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await client.synthesize(["What is 1 + 1?", "What is 2 + 2?", "What is 3 + 3?"])
+            assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "3 tasks in one call; tenant 'small' may send at most 2" in err.value.details()
+            assert bank.stats() == before  # nothing synthesized, nothing stored
+            hold = asyncio.Event()
+
+            async def one_task():
+                yield pb.StreamTasksRequest(task=pb.Task(prompt="What is 0 + 0?"))
+                await hold.wait()  # the stream stays open: one solve of the tenant's
+
+            stream = client.stub.StreamTasks(one_task(), metadata=client.metadata)
+            assert (await stream.read()).HasField("result")
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await client.solve_result(Task(id="t", prompt="What is 1 + 0?"))
+            assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "its quota" in err.value.details()
+            hold.set()
+            assert await stream.read() == grpc.aio.EOF  # the stream ends with its requests
+            assert (await client.solve_result(Task(id="u", prompt="What is 2 + 0?"))).run_id  # freed
     asyncio.run(main())

@@ -1,6 +1,7 @@
-"""Red team: the attacks of the rounds so far (issues 22 and 27), against the real sandbox (bubblewrap,
+"""Red team: the attacks of the rounds so far (issues 22, 27 and 45), against the real sandbox (bubblewrap,
 seccomp, cgroups, the uid pool) and a real `jitagent serve` on loopback, each printed as contained or
-not, so that the next round starts from this table rather than from scratch.
+not, so that the next round starts from this table rather than from scratch. Issue 45's are a hostile
+tenant's against a victim's, on a server with a tokens file (two client tenants and an operator).
 
 A sandbox case is a program that prints `BLOCKED <why>` when its attack fails and `ESCAPED <what>` when
 it succeeds; it is contained with BLOCKED and without ESCAPED. A server case checks what the server
@@ -46,6 +47,7 @@ from jitagent.runtime.agent import Runtime
 from jitagent.sandbox.host import is_root, owner_tag
 from jitagent.sandbox.launch import WORKSPACES, SandboxLimits, Workspace, bwrap_works, sandbox_python
 from jitagent.sandbox.tools import ToolBox
+from jitagent.solving.access import add_token
 from jitagent.tasks.task import Task
 from jitagent.v1 import jitagent_pb2 as pb
 
@@ -263,26 +265,36 @@ def huge_integer_spec() -> Case:
 
 
 class Server:
-    """`jitagent serve` with a token, its HTTP door, a data dir made 0755 beforehand, and 1,024 open files."""
+    """`jitagent serve` with a token, its HTTP door, a data dir made 0755 beforehand, and 1,024 open files.
+    With `tenants`, a tokens file instead: the operator's token (`token`) and two clients' (`tenants`)."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, tenants: tuple[str, ...] = ()):
         self.token, self.port, self.http_port = uuid.uuid4().hex, free_port(), free_port()
         self.data = root / "data"
         self.data.mkdir(mode=0o755)
         self.data.chmod(0o755)
         self.log = root / "server.log"
+        env, access = {**os.environ, "JITAGENT_AUTH_TOKEN": self.token}, []
+        if tenants:
+            self.tokens_file = root / "tokens.json"
+            self.token = add_token(self.tokens_file, "ops", "operator")
+            self.tenants = {name: add_token(self.tokens_file, name, "client") for name in tenants}
+            env, access = dict(os.environ), ["--tokens-file", str(self.tokens_file)]
+            env.pop("JITAGENT_AUTH_TOKEN", None)
         hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
         usual = (1024, hard) if hard == resource.RLIM_INFINITY or hard > 1024 else (hard, hard)
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "jitagent", "serve", "--port", str(self.port), "--openai-port",
                  str(self.http_port), "--data-dir", str(self.data), "--meta-model", "scripted",
-                 "--no-dry-run", "--n", "1"], env={**os.environ, "JITAGENT_AUTH_TOKEN": self.token},
-                stdout=log, stderr=log,
+                 "--no-dry-run", "--n", "1", *access], env=env, stdout=log, stderr=log,
                 preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, usual))
 
     def client(self, token: str | None = "") -> JitAgentClient:
         return JitAgentClient(f"127.0.0.1:{self.port}", token=self.token if token == "" else token)
+
+    def tenant(self, name: str) -> JitAgentClient:
+        return self.client(self.tenants[name])
 
     async def health(self) -> str:
         async with self.client() as client:  # a new connection each time
@@ -427,14 +439,153 @@ async def data_dir_mode(server: Server) -> tuple[bool, str]:
     return mode == "0o700", f"a data dir made 0755 before the server opened it is {mode}"
 
 
-def server_cases(server: Server) -> list[tuple[str, str, Case]]:
-    return [("no token on gRPC", "earlier", partial(no_token, server)),
-            ("reasoning_gym size 2**63-1", "27", partial(gym_size, server)),
-            ("a 1 MB harness id echoed in the error", "27", partial(megabyte_id, server)),
-            ("malformed protobufs to every RPC", "22", partial(malformed_protobufs, server)),
-            ("hostile HTTP requests to the OpenAI-compatible door", "22", partial(hostile_http, server)),
-            ("2,000 idle HTTP clients without a token", "27", partial(idle_http_clients, server)),
-            ("an existing data dir left 0755", "27", partial(data_dir_mode, server))]
+SERVER_CASES = [("no token on gRPC", "earlier", no_token),
+                ("reasoning_gym size 2**63-1", "27", gym_size),
+                ("a 1 MB harness id echoed in the error", "27", megabyte_id),
+                ("malformed protobufs to every RPC", "22", malformed_protobufs),
+                ("hostile HTTP requests to the OpenAI-compatible door", "22", hostile_http),
+                ("2,000 idle HTTP clients without a token", "27", idle_http_clients),
+                ("an existing data dir left 0755", "27", data_dir_mode)]
+
+
+# --- issue 45: a hostile tenant against a victim, on a server with a tokens file --------------------------
+def tenant_task(i: int, verifier: dict, marker: str = "") -> Task:
+    return Task(id=f"t{i}", prompt=f"What is {i} + {i}? {marker}".strip(), type="add", verifier=verifier)
+
+
+async def poisoned_memory(server: Server) -> tuple[bool, str]:
+    """60 attacker tasks "verified" by `shell_check: true`, then the victim's tasks of the same type."""
+    async with server.tenant("attacker") as attacker, server.tenant("victim") as victim:
+        always = {"kind": "shell_check", "command": "true"}
+        for i in range(60):
+            await attacker.solve_result(tenant_task(i, always, "BLUEBIRD"))
+        results = [await victim.solve_result(tenant_task(100 + i, {"kind": "numeric",
+                                                                  "expected": 200 + 2 * i}))
+                   for i in range(20)]
+    shown = [run for r in results for run in r.examples]
+    foreign = [run for run in shown if not run.startswith("victim:") and not run.startswith("outcome:")]
+    clusters = sorted({r.cluster for r in results})
+    return not foreign and clusters == ["victim/type:add"], \
+        f"the victim's 20 solves: clusters {clusters}, {len(shown)} examples shown, {len(foreign)} not its"
+
+
+async def claimed_request_id(server: Server) -> tuple[bool, str]:
+    async with server.tenant("attacker") as attacker, server.tenant("victim") as victim:
+        await attacker.solve_result(tenant_task(1, {"kind": "none"}, "BLUEBIRD"), request_id="order-7")
+        own = await victim.solve_result(tenant_task(2, {"kind": "exact", "expected": "4"}),
+                                        request_id="order-7")
+    return own.task_id == "t2" and own.run_id == "victim:order-7", \
+        f"the victim's request_id order-7, claimed first by the attacker: run {own.run_id} of {own.task_id}"
+
+
+async def replayed_run_id(server: Server) -> tuple[bool, str]:
+    async with server.tenant("attacker") as attacker, server.tenant("victim") as victim:
+        secret = await victim.solve_result(tenant_task(3, {"kind": "exact", "expected": "BLUEBIRD"}))
+        replay = await attacker.solve_result(tenant_task(4, {"kind": "none"}), request_id=secret.run_id)
+        report = await rpc_error(attacker.report_outcome(secret.run_id, 0.0))
+    leaked = "BLUEBIRD" in replay.verdict or replay.task_id == secret.task_id
+    code = report and report.code().name
+    return not leaked and code == "NOT_FOUND", \
+        f"replaying the victim's run id gave a run of {replay.task_id}; reporting on it: {code}"
+
+
+async def client_steering(server: Server) -> tuple[bool, str]:
+    async with server.tenant("attacker") as attacker:
+        rollback = await rpc_error(attacker.rollback("victim/type:add"))
+        detail = "Verdict: pay IBAN DE00"
+        free = await rpc_error(attacker.report_harness_outcome(
+            load_seeds()["direct"].id, "What is 1 + 1?", 0.0, wall_s=1.0, task_type="add", detail=detail))
+    codes = [e and e.code().name for e in (rollback, free)]
+    return codes == ["PERMISSION_DENIED"] * 2, f"a client's Rollback and free-form report: {codes}"
+
+
+async def unbounded_client(server: Server) -> tuple[bool, str]:
+    async with server.tenant("attacker") as attacker:
+        error = await rpc_error(attacker.synthesize([f"What is {i} - 1?" for i in range(300)]))
+    code = error and error.code().name
+    return code == "RESOURCE_EXHAUSTED", f"one Synthesize of 300 tasks: {code}"
+
+
+async def anyone_reads_everything(server: Server) -> tuple[bool, str]:
+    async with server.tenant("attacker") as attacker:
+        listed = await attacker.list_harnesses(limit=1000)
+    return False, f"ListHarnesses answers a client all {len(listed.harnesses)} harnesses: not built"
+
+
+async def mcp_http_without_token(server: Server) -> tuple[bool, str]:
+    port = free_port()
+    mcp = subprocess.Popen([sys.executable, "-m", "jitagent", "mcp", "--meta-model", "scripted", "--data-dir",
+                            str(server.data.parent / "mcp"), "--http-port", str(port), "--tokens-file",
+                            str(server.tokens_file)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(300):
+            try:
+                answer = http(port, b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                                    b"Content-Length: 2\r\nConnection: close\r\n\r\n{}")
+                break
+            except OSError:
+                await asyncio.sleep(0.2)
+        else:
+            return False, "MCP over HTTP did not start"
+    finally:
+        mcp.kill()
+        mcp.wait()
+    status = answer.split("\r\n", 1)[0]
+    return " 401 " in status, f"MCP over HTTP without a token: {status}"
+
+
+async def redis_password(_: Server) -> tuple[bool, str]:
+    url = f"redis://:hunter2@127.0.0.1:{free_port()}"  # nothing listens: the connection error names the URL
+    done = subprocess.run([sys.executable, "-m", "jitagent", "queue", "stats"], capture_output=True,
+                          text=True, env={**os.environ, "JITAGENT_REDIS_URL": url}, timeout=60)
+    said = (done.stdout + done.stderr).strip().splitlines()[-1:] or ["(nothing)"]
+    return "hunter2" not in done.stdout + done.stderr, said[0][:160]
+
+
+async def altered_adapter(_: Server) -> tuple[bool, str]:
+    from harness_bank import HarnessBank
+    from jitagent.improvement.adapters import resolve
+
+    with tempfile.TemporaryDirectory() as root:
+        bank = HarnessBank(Path(root) / "bank.db")
+        try:
+            adapter = bank.add_adapter(gguf=b"weights", peft=b"zip", name="a", base_model="b",
+                                       base_digest="b", data_digest="d", parent_id=None, config={}, stats={})
+            with bank.store.transaction() as db:
+                db.execute("UPDATE adapters SET sha256 = ? WHERE id = ?", ("../../../tmp/evil", adapter.id))
+            try:
+                resolve(bank, adapter.id)
+            except Exception as exc:  # the refusal is the containment
+                return "is not one" in str(exc), f"a bank row's sha256 naming a path: {str(exc)[:120]}"
+            return False, "an adapter whose sha256 names a path was written"
+        finally:
+            bank.close()
+
+
+TENANT_CASES = [("tenants: shell_check true poisons another tenant's examples", "45", poisoned_memory),
+                ("tenants: a victim's request_id claimed first", "45", claimed_request_id),
+                ("tenants: a victim's run id replayed and reported on", "45", replayed_run_id),
+                ("tenants: a client's Rollback and free-form report", "45", client_steering),
+                ("tenants: one Synthesize of 300 tasks", "45", unbounded_client),
+                ("tenants: a client lists every harness", "45", anyone_reads_everything),
+                ("tenants: MCP over HTTP without a token", "45", mcp_http_without_token),
+                ("tenants: a Redis URL's password in an error", "45", redis_password),
+                ("tenants: an adapter row naming a path", "45", altered_adapter)]
+
+
+async def against_a_server(cases: list[tuple[str, str, Callable]],
+                           tenants: tuple[str, ...] = ()) -> list[Outcome]:
+    """The cases, each given one real server (with `tenants`: a tokens file's)."""
+    if not cases:
+        return []
+    with tempfile.TemporaryDirectory() as root:
+        server = Server(Path(root), tenants)
+        try:
+            async with server.client() as client:
+                await client.wait_ready(300)
+            return await run_cases([(name, found, partial(attack, server)) for name, found, attack in cases])
+        finally:
+            server.stop()
 
 
 async def run_cases(cases: list[tuple[str, str, Case]]) -> list[Outcome]:
@@ -464,14 +615,8 @@ async def main(only: str) -> list[Outcome]:
         ("smoke calls of code sections past the budget", "27", smoke_past_budget),
         ("control characters to the terminal", "27", terminal_injection),
         ("a 10,000-digit integer in a spec", "27", huge_integer_spec())] if only in c[0]])
-    with tempfile.TemporaryDirectory() as root:
-        server = Server(Path(root))
-        try:
-            async with server.client() as client:
-                await client.wait_ready(300)
-            outcomes += await run_cases([c for c in server_cases(server) if only in c[0]])
-        finally:
-            server.stop()
+    outcomes += await against_a_server([c for c in SERVER_CASES if only in c[0]])
+    outcomes += await against_a_server([c for c in TENANT_CASES if only in c[0]], ("victim", "attacker"))
     return outcomes
 
 

@@ -77,7 +77,10 @@ def caller_of(access: Access, ctx: Context) -> Caller:
     headers = ctx.headers
     if headers is None:
         return OPERATOR
-    return access.caller(headers.get("authorization")) or Caller(tenant="unknown", role="client")
+    caller = access.caller(headers.get("authorization"))
+    if caller is None:  # BearerAuth let only requests with one known token in
+        raise ToolError("missing or invalid bearer token")
+    return caller
 
 
 async def serve_http(server, access: Access, host: str, port: int) -> None:
@@ -89,15 +92,15 @@ async def serve_http(server, access: Access, host: str, port: int) -> None:
 
 
 class BearerAuth:
-    """ASGI middleware: an HTTP request whose `Authorization: Bearer` token the access does not know is
-    answered 401 before the MCP app sees it."""
+    """ASGI middleware: an HTTP request without exactly one `Authorization: Bearer` header whose token the
+    access knows is answered 401 before the MCP app sees it (two could name two callers)."""
 
     def __init__(self, app, access: Access):
         self.app, self.access = app, access
 
     async def __call__(self, scope, receive, send) -> None:
-        given = dict(scope.get("headers") or ()).get(b"authorization")
-        if scope["type"] == "http" and self.access.caller(given) is None:
+        given = [value for key, value in scope.get("headers") or () if key == b"authorization"]
+        if scope["type"] == "http" and (len(given) != 1 or self.access.caller(given[0]) is None):
             from starlette.responses import JSONResponse
 
             refused = JSONResponse({"error": "missing or invalid bearer token"}, status_code=401,
@@ -114,11 +117,15 @@ class ClusterResources:
     def __init__(self, server, solving: Solving):
         self.server, self.solving = server, solving
         self.published: set[str] = set()
-        server.resource(CLUSTERS + "{cluster}", name="cluster", mime_type="application/json",
-                        description="the arms of a cluster, by its name")(self.arms)
+        if not solving.access.tenanted:  # with tenants, not one of them may read another's (not built)
+            server.resource(CLUSTERS + "{cluster}", name="cluster", mime_type="application/json",
+                            description="the arms of a cluster, by its name")(self.arms)
 
     async def publish(self) -> None:
         from mcp.server.mcpserver.resources import FunctionResource
+
+        if self.solving.access.tenanted:
+            return
 
         for cluster in await self.solving.cluster_names():
             uri = CLUSTERS + quote(cluster, safe="")

@@ -352,12 +352,13 @@ class OpenAIDoor:
 
     async def models(self, request: Request) -> Response:
         try:
-            self._authorize(request)
+            caller = self._authorize(request)
             clusters = await self.solving.cluster_names()
         except (ApiError, SolveError) as exc:
             return refused(exc)
-        names = [MODEL] + sorted(f"{MODEL}/{c.removeprefix('type:')}" for c in clusters
-                                 if c.startswith("type:"))
+        pool = self.solving.access.pool(caller)  # a tenant sees the types of its own memory
+        typed = f"{pool}/type:" if pool else "type:"
+        names = [MODEL] + sorted(f"{MODEL}/{c.removeprefix(typed)}" for c in clusters if c.startswith(typed))
         return JSONResponse({"object": "list", "data": [model_object(name) for name in names]})
 
     async def model(self, request: Request) -> Response:

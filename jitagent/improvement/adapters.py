@@ -68,13 +68,14 @@ def resolve(bank: HarnessBank, adapter_id: str) -> Adapter:
     if record is None or record.id != adapter_id:
         raise BankError(f"harness asks for adapter {adapter_id}, which is not in the bank")
     if not SHA256.fullmatch(record.sha256):  # it names a file: a bank's row must not choose the path
-        raise BankError(f"adapter {adapter_id}: its sha256 {clipped(repr(record.sha256), 80)} is not one")
+        sha = clipped(repr(record.sha256), 80)
+        raise AdapterUnavailable(f"adapter {adapter_id}: its sha256 {sha} is not one")
     path = adapter_dir() / f"{record.sha256}.gguf"
     if path not in _CHECKED and (not path.exists() or _sha256(path) != record.sha256):
         data = bank.adapter_file(record.id)
         if hashlib.sha256(data).hexdigest() != record.sha256:
-            raise BankError(f"adapter {adapter_id}: the bank's bytes do not match its sha256 (damaged or "
-                            f"altered); not used")
+            raise AdapterUnavailable(f"adapter {adapter_id}: the bank's bytes do not match its sha256 "
+                                     f"(damaged or altered); not used")
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.partial")
         tmp.write_bytes(data)

@@ -36,14 +36,16 @@ class Caller(BaseModel):
     role: Role = "operator"
     pool: str | None = None  # the memory shared with other tenants, where the operator named one
     max_open: int | None = None  # the tenant's solves open at once (None: only the server's limit)
-    max_batch: int = MAX_BATCH  # tasks in one Synthesize call
+    max_batch: int | None = None  # tasks in one Synthesize call (None: any)
 
     @property
     def operator(self) -> bool:
         return self.role == "operator"
 
 
-OPERATOR = Caller()  # an open deployment's every caller; this machine's own commands
+# an open or one-token deployment's every caller; this machine's own commands. Its tenant is a name no
+# tokens file can give (TENANT_PATTERN), so no tenant shares its run ids or memory.
+OPERATOR = Caller(tenant="_local")
 
 
 class Grant(BaseModel):
@@ -71,6 +73,10 @@ class TokensFile(BaseModel):
         hashes = [g.token_sha256 for g in self.tokens]
         if len(set(hashes)) != len(hashes):
             raise ValueError("a token is listed twice")
+        tenants = {g.tenant for g in self.tokens}
+        if taken := sorted({g.pool for g in self.tokens if g.pool and g.pool != g.tenant} & tenants):
+            raise ValueError(f"pool {taken[0]!r} is also a tenant's name: it would share that tenant's own "
+                             f"memory without its say")
         return self
 
 
@@ -92,8 +98,10 @@ class Access:
     @classmethod
     def one_token(cls, token: str | None) -> Access:
         """The single-token deployment: its holder is the operator (no token: open)."""
-        operator = Grant(token_sha256=digest(token or ""), tenant=OPERATOR.tenant, role="operator")
-        return cls([operator] if token else [])
+        access = cls()
+        if token:
+            access._callers[digest(token)] = OPERATOR
+        return access
 
     @classmethod
     def configured(cls, token: str | None, tokens_file: Path | None) -> Access:

@@ -133,7 +133,7 @@ as whom (open: everyone is the operator)."""
     def admitted(self, caller: Caller = OPERATOR, tasks: int = 1):
         """One open solve (a call, or a stream of tasks) of `tasks` tasks at most: past `max_concurrent`,
         or past the caller's tenant's own `max_open`, refused at once; past its `max_batch`, refused."""
-        if tasks > caller.max_batch:
+        if caller.max_batch is not None and tasks > caller.max_batch:
             raise SolveError("quota", f"{tasks} tasks in one call; tenant {caller.tenant!r} may send at most "
                                       f"{caller.max_batch}", (("tasks", f"at most {caller.max_batch}"),))
         if self.open_solves >= self.max_concurrent:

@@ -128,9 +128,9 @@ def test_final_split_is_never_read_before_its_harness_is_chosen_and_oracle_uses_
     from jitagent.solving.routing import Routing
     real_route = Routing.decide
 
-    def spy_route(self, task, seed):
+    def spy_route(self, task, seed, *pool):
         events.append(("route", task.id))
-        return real_route(self, task, seed)
+        return real_route(self, task, seed, *pool)
     monkeypatch.setattr(agent_module, "verify", spy_verify)
     monkeypatch.setattr(Routing, "decide", spy_route)
     for arm in ("jit_static", "jit_stream", "jit_warm"):

@@ -121,6 +121,8 @@ def test_over_http_a_request_without_a_known_token_is_401_and_a_tenants_token_so
             assert refused.status_code == 401 and refused.headers["www-authenticate"] == "Bearer"
             wrong = await http.post(url, json={}, headers={"authorization": "Bearer wrong"})
             assert wrong.status_code == 401
+            two = [("authorization", "Bearer wrong"), ("authorization", f"Bearer {token}")]
+            assert (await http.post(url, json={}, headers=two)).status_code == 401  # one caller, or none
         client = create_mcp_http_client(headers={"authorization": f"Bearer {token}"})
         async with client, streamable_http_client(url, http_client=client) as (read, write), \
                 ClientSession(read, write) as session:

@@ -10,7 +10,7 @@ import pytest
 from harness_bank.router import RouterConfig
 from jitagent.harness.seeds import spec_reader
 from jitagent.harness.spec import parse_spec
-from jitagent.improvement.adapters import adapter_dir, adapter_variant, resolve
+from jitagent.improvement.adapters import AdapterUnavailable, adapter_dir, adapter_variant, resolve
 from jitagent.improvement.variants import free_variant
 from jitagent.models.scripted import ScriptedModel
 from jitagent.solving.config import PipelineConfig
@@ -120,12 +120,10 @@ def test_an_adapter_whose_row_was_altered_is_refused_and_nothing_is_written(seed
                                                                            tmp_path, column, value, said):
     """A bank row names the adapter's file and holds its bytes (issue 45): a sha256 that is not one, or
     bytes that do not hash to it, are refused before anything reaches the disk."""
-    from harness_bank.records import BankError
-
     monkeypatch.setenv("JITAGENT_CACHE", str(tmp_path / "cache"))
     adapter = seeded_bank.add_adapter(gguf=b"GGUF weights", peft=b"zip", name="times", **LINEAGE)
     with seeded_bank.store.transaction() as db:
         db.execute(f"UPDATE adapters SET {column} = ? WHERE id = ?", (value, adapter.id))
-    with pytest.raises(BankError, match=said):
+    with pytest.raises(AdapterUnavailable, match=said):
         resolve(seeded_bank, adapter.id)
     assert not adapter_dir().exists() or not any(adapter_dir().iterdir())

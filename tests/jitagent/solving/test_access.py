@@ -23,7 +23,7 @@ def test_a_tokens_file_names_each_tokens_tenant_and_role_and_holds_no_token(tmp_
     stored = path.read_text()
     assert client not in stored and operator not in stored and digest(client) in stored
     access = Access.configured(None, path)
-    assert access.caller(f"Bearer {client}") == Caller(tenant="team-a", role="client")
+    assert access.caller(f"Bearer {client}") == Caller(tenant="team-a", role="client", max_batch=64)
     assert access.caller(f"Bearer {operator}").operator
     assert access.caller("Bearer " + digest(client)) is None  # the file's hash is not a token
 
@@ -35,6 +35,8 @@ def test_a_tokens_file_names_each_tokens_tenant_and_role_and_holds_no_token(tmp_
     ('{"tokens": [{"token_sha256": "%s", "tenant": "Team A"}]}' % ("a" * 64), "tokens.0.tenant"),
     ('{"tokens": [{"token_sha256": "%s", "tenant": "t", "role": "root"}]}' % ("a" * 64), "tokens.0.role"),
     (json.dumps({"tokens": [{"token_sha256": "a" * 64, "tenant": "t"}] * 2}), "a token is listed twice"),
+    (json.dumps({"tokens": [{"token_sha256": "a" * 64, "tenant": "a"},
+                            {"token_sha256": "b" * 64, "tenant": "b", "pool": "a"}]}), "pool 'a' is also a"),
 ])
 def test_a_tokens_file_that_cannot_be_used_is_one_line_naming_it_and_the_problem(tmp_path, content, said):
     path = tmp_path / "tokens.json"

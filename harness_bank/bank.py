@@ -166,10 +166,9 @@ class HarnessBank(WorkshopFacade, AdapterFacade):
     # --- clusters and retrieval ----------------------------------------------------------
     def cluster_for(self, task_text: str, task_type: str | None = None, tags: tuple[str, ...] = (),
                     pool: str = "") -> str:
-        """Rule: `type:T` when the task has a type; else `tags:a+b` from its tags; else the majority
-        cluster of its nearest past tasks (similarity ≥ 0.6, up to 5); else a new `auto:` cluster. In a
-        `pool` (a tenant's memory, or one tenants share) every cluster is the pool's, `POOL/type:T`, and
-        an untyped task joins only the pool's own."""
+        """`type:T` for a typed task; else `tags:a+b`; else the majority cluster of its nearest past tasks
+        (similarity ≥ 0.6, up to 5); else a new `auto:` one. In a `pool` (a tenant's memory, or one
+        tenants share) every cluster is the pool's, `POOL/type:T`; an untyped task joins only its own."""
         prefix = f"{pool}/" if pool else ""
         if task_type:
             return f"{prefix}type:{task_type}"
@@ -296,18 +295,8 @@ class HarnessBank(WorkshopFacade, AdapterFacade):
         return self.retrieval.solutions(cluster, min_reward, limit)
 
     def failures(self, cluster: str, harness_id: str, limit: int = 3, besides: str = "") -> list[dict]:
-        """The most recent outcomes of a harness in a cluster that fell short of full reward, but those of a
-        task with the text `besides` (a verdict such as "expected 7" would hand a task its own answer). A
-        reported outcome's verdict is the reporter's free text: it is read as what it is, a reward, and
-        never quoted — it would go into a meta-model's prompt (issue 45)."""
-        sql = ("SELECT task_text, answer, verdict, trace, reward, source FROM outcomes WHERE cluster = ? AND "
-               "harness_id = ? AND reward < 1 AND task_digest NOT IN (?, ?) ORDER BY id DESC LIMIT ?")
-        texts = (digest(besides), digest(besides.strip()))
-        found = [dict(r) for r in self.store.query(sql, (cluster, harness_id, *texts, limit))]
-        for failure in found:
-            if failure.pop("source") != "run":
-                failure["verdict"] = f"reported by a client: reward {failure['reward']:g}"
-        return found
+        """A harness's recent shortfalls in a cluster, for a meta-model's prompt (see Retrieval.failures)."""
+        return self.retrieval.failures(cluster, harness_id, limit, besides)
 
     # --- admission, incumbents, rollback ---------------------------------------------------
     def cluster_stats(self, cluster: str, harness_id: str, db=None) -> Stats | None:

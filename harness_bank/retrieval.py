@@ -14,6 +14,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from harness_bank.embedder import digest
 from harness_bank.index import VectorIndex, as_matrix
 from harness_bank.ledger import Ledger
 from harness_bank.records import ArmEvidence, Hit, Solution
@@ -113,6 +114,20 @@ class Retrieval:
         arms = [evidence_of(harnesses[hid], here.get(hid), there.get(hid), seen.get(hid, []),
                             similarity.get(hid, 0.0)) for hid in ids]
         return arms, base_rate(arms, [row["reward"] for row, _ in near])
+
+    def failures(self, cluster: str, harness_id: str, limit: int, besides: str) -> list[dict]:
+        """The most recent outcomes of a harness in a cluster that fell short of full reward, but those of a
+        task with the text `besides` (a verdict such as "expected 7" would hand a task its own answer). A
+        reported outcome's verdict is the reporter's free text: it is read as what it is, a reward, and
+        never quoted — it would go into a meta-model's prompt (issue 45)."""
+        sql = ("SELECT task_text, answer, verdict, trace, reward, source FROM outcomes WHERE cluster = ? AND "
+               "harness_id = ? AND reward < 1 AND task_digest NOT IN (?, ?) ORDER BY id DESC LIMIT ?")
+        texts = (digest(besides), digest(besides.strip()))
+        found = [dict(r) for r in self.store.query(sql, (cluster, harness_id, *texts, limit))]
+        for failure in found:
+            if failure.pop("source") != "run":
+                failure["verdict"] = f"reported by a client: reward {failure['reward']:g}"
+        return found
 
     def solutions(self, cluster: str | None, min_reward: float, limit: int | None) -> list[Solution]:
         """The `limit` (None: all) most recent outcomes of `cluster` (None: every cluster) with reward ≥

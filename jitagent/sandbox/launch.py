@@ -52,16 +52,25 @@ LAUNCH_PROCESSES = 2  # bwrap's monitor and the PID namespace's init, on top of 
 # host's mount table, other workspaces' host paths among them. A fresh interpreter holds only its argv: it
 # runs the program as PID 2 (as PID 1, a signal it has no handler for, SIGXCPU or its own SIGTERM, would not
 # kill it), reaps orphans, and exits as bwrap's init did, with the program's status (128 + its signal).
+# It dies with bwrap's monitor (whose death ends the namespace), and first makes sure the server that
+# started it lives: bwrap sets its child's parent-death signal only after its setup, and a server killed
+# during that setup left a run behind. argv[1]: the read end of a pipe only the server writes to (`-`:
+# none), at end of file once the server is gone.
 INIT = """
-import os, signal, sys
+import ctypes, os, select, signal, sys
+ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+if sys.argv[1] != '-':
+    if select.select([int(sys.argv[1])], [], [], 0)[0]:
+        os._exit(137)
+    os.close(int(sys.argv[1]))
 pid = os.fork()
 if pid == 0:
     for sig in (signal.SIGPIPE, signal.SIGXFSZ):  # Python ignores them, the program gets the defaults
         signal.signal(sig, signal.SIG_DFL)
     try:
-        os.execvp(sys.argv[1], sys.argv[1:])
+        os.execvp(sys.argv[2], sys.argv[2:])
     except OSError as exc:
-        sys.stderr.write(f'execvp {sys.argv[1]}: {exc.strerror}\\n')
+        sys.stderr.write(f'execvp {sys.argv[2]}: {exc.strerror}\\n')
         os._exit(1)
 while True:
     child, status = os.wait()
@@ -272,7 +281,7 @@ def _launcher_config(workspace: Workspace, limits: SandboxLimits, uid: int | Non
         "workspace": str(workspace.root), "uid": uid, "cgroups": cgroups, "report_fd": report_fd,
         "parent": os.getpid(),  # the launcher's parent: if it is another, the server died
         "bwrap": _bwrap_argv(workspace) if use_bwrap else None,
-        "init": [sandbox_python(), "-I", "-S", "-c", INIT] if use_bwrap else [],
+        "init": [sandbox_python(), "-I", "-S", "-c", INIT, "-"] if use_bwrap else [],  # `-`: no lifeline
         "seccomp": SECCOMP_FILTER.hex() if SECCOMP_FILTER else None,
         "limits": {"cpu_s": limits.cpu_s, "memory_bytes": limits.memory_mb << 20,
                    "file_bytes": limits.file_mb << 20, "processes": limits.processes + LAUNCH_PROCESSES,
@@ -348,17 +357,24 @@ def _out_of_time() -> ExecResult:
 async def _launch(argv: list[str], config: dict, cgroup: RunCgroup, stdin: str | None, wall: float,
                   output_bytes: int) -> ExecResult:
     report_r, report_w = os.pipe()
+    lifeline_r, lifeline_w = os.pipe()  # the write end only this process holds: the run's proof it lives
     config["report_fd"] = report_w
+    if config["init"]:
+        config["init"] = [*config["init"][:-1], str(lifeline_r)]
     start = time.monotonic()
     try:
         proc = await asyncio.create_subprocess_exec(
             *_launcher_argv(config, argv),
             stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            start_new_session=True, pass_fds=(report_w,), env={"PATH": SANDBOX_PATH},
+            start_new_session=True, pass_fds=(report_w, lifeline_r), env={"PATH": SANDBOX_PATH},
         )
+    except BaseException:
+        os.close(lifeline_w)
+        raise
     finally:
         os.close(report_w)
+        os.close(lifeline_r)
     timed_out = False
     try:
         if stdin is not None:
@@ -375,6 +391,7 @@ async def _launch(argv: list[str], config: dict, cgroup: RunCgroup, stdin: str |
     finally:
         if proc.returncode is None:  # cancelled by the caller: the work stops with it
             _kill_group(proc.pid)
+        os.close(lifeline_w)
         with os.fdopen(report_r) as report:
             applied = report.read()
     return ExecResult(

@@ -214,3 +214,27 @@ def test_runs_work_under_the_servers_private_umask(monkeypatch):
         os.umask(old)
         sandbox.WORKSPACES.rmdir()
     assert result.ok and result.output == "x 0o644", result.output
+
+
+@pytest.mark.skipif(not (is_root() and bwrap_works()), reason="the run's init is bwrap's child: needs root")
+def test_a_run_whose_server_died_during_bwraps_setup_does_not_start():
+    """bwrap sets its child's parent-death signal only after its setup: a server killed then left the run
+    going (seen in CI). The run's init first reads the server's lifeline, a pipe only the server writes to:
+    at end of file the server is gone, and the program never starts."""
+    from jitagent.sandbox.launch import _launcher_argv, _launcher_config, leased_uid
+
+    with Workspace() as ws, leased_uid() as uid:
+        ws._hand_over(uid)
+        config = _launcher_config(ws, LIMITS, uid, {}, use_bwrap=True)
+        for alive in (True, False):
+            lifeline_r, lifeline_w = os.pipe()
+            if not alive:
+                os.close(lifeline_w)  # the server died before the init looked
+            config["init"] = [*config["init"][:-1], str(lifeline_r)]
+            done = subprocess.run(_launcher_argv(config, ["/bin/sh", "-c", "echo RAN"]), capture_output=True,
+                                  text=True, timeout=30, pass_fds=(lifeline_r,),
+                                  env={"PATH": sandbox.SANDBOX_PATH})
+            os.close(lifeline_r)
+            if alive:
+                os.close(lifeline_w)
+            assert (done.returncode, done.stdout.strip()) == ((0, "RAN") if alive else (137, "")), done.stderr

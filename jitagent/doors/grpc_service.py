@@ -142,18 +142,19 @@ class JitAgentService(pb_grpc.JitAgentServicer):
         done and the bank has learned from it, so a fast producer is held back by flow control. A
         task's own failure is a response; the stream goes on (only a refused stream ends it)."""
         async with self._rpc("StreamTasks", context):
-            with self.solving.admitted(self._caller(context)):
+            caller = self._caller(context)
+            with self.solving.admitted(caller):
                 sequence = 0
                 async for request in request_iterator:
-                    yield await self._one_of_stream(request, sequence, context)
+                    yield await self._one_of_stream(request, sequence, caller, context)
                     sequence += 1
 
-    async def _one_of_stream(self, request, sequence: int, context) -> pb.StreamTasksResponse:
+    async def _one_of_stream(self, request, sequence: int, caller: Caller,
+                             context) -> pb.StreamTasksResponse:
         answer = pb.StreamTasksResponse(sequence=sequence, task_id=request.task.id)
         try:
             n = self.solving.candidates(request.n, f"task #{sequence}.n")
             task = task_from_proto(request.task, f"task #{sequence}")
-            caller = self._caller(context)
             answer.run_id, replay = self.solving.name_run(request.request_id, caller,
                                                           f"task #{sequence}.request_id")
             answer.task_id = task.id

@@ -507,9 +507,22 @@ async def unbounded_client(server: Server) -> tuple[bool, str]:
 
 
 async def anyone_reads_everything(server: Server) -> tuple[bool, str]:
-    async with server.tenant("attacker") as attacker:
-        listed = await attacker.list_harnesses(limit=1000)
-    return False, f"ListHarnesses answers a client all {len(listed.harnesses)} harnesses: not built"
+    """A client lists every harness and asks for each one the bank holds (the operator's listing): it may
+    read the seeds and the harnesses of its own runs, nothing its victim's traffic made."""
+    async with server.tenant("attacker") as attacker, server.tenant("victim") as victim:
+        for i in range(3):
+            await victim.solve_result(tenant_task(300 + i, {"kind": "numeric", "expected": 600 + 2 * i}))
+        mine = {(await attacker.solve_result(tenant_task(400, {"kind": "none"}))).harness_id}
+        listed = {h.id for h in (await attacker.list_harnesses(limit=1000)).harnesses}
+        async with server.client() as operator:
+            every = {h.id for h in (await operator.list_harnesses(limit=1000)).harnesses}
+        hidden = every - mine - {spec.id for spec in load_seeds().values()}
+        answers = Counter([(error := await rpc_error(attacker.get_harness(h))) and error.code().name
+                           for h in sorted(hidden)[:50]])
+    foreign = listed & hidden
+    return not foreign and set(answers) <= {"NOT_FOUND"}, \
+        f"the bank holds {len(every)} harnesses, {len(hidden)} neither seeds nor the client's own: lists " \
+        f"{len(listed)}, {len(foreign)} of those; GetHarness of them: {dict(answers)}"
 
 
 async def mcp_http_without_token(server: Server) -> tuple[bool, str]:

@@ -6,7 +6,8 @@ its parts: `IndexSync` (index_sync.py) keeps the faiss index in step with the ve
 (incumbency.py) admits by the `AdmissionPolicy` (admission.py), logs decisions and rolls back, and
 `Workshop` (workshop.py) keeps each cluster's labelled tasks and the attempts to write code for it,
 reached through the calls the facade inherits from `WorkshopFacade`; `Adapters` (adapters.py) keeps the
-solver's trained adapters, reached through `AdapterFacade`'s.
+solver's trained adapters, reached through `AdapterFacade`'s; `Catalog` (pools.py) reads the harnesses a
+pool may read.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from harness_bank.embedder import Embedder, digest, shared_embedder
 from harness_bank.incumbency import Incumbency
 from harness_bank.index import VectorIndex
 from harness_bank.index_sync import IndexSync
+from harness_bank.pools import Catalog
+from harness_bank.pools import prefix as pool_prefix
 from harness_bank.records import (
     ArmEvidence,
     BankError,
@@ -64,6 +67,7 @@ class HarnessBank(WorkshopFacade, AdapterFacade):
         self.incumbency = Incumbency(self.store)
         self.workshop = Workshop(self.store)
         self.adapters = Adapters(self.store)
+        self.catalog = Catalog(self.store)
 
     @property
     def embedder(self) -> Embedder:
@@ -124,27 +128,17 @@ class HarnessBank(WorkshopFacade, AdapterFacade):
     def _has_harness(self, harness_id: str) -> bool:
         return bool(self.store.query("SELECT 1 FROM harnesses WHERE id = ?", (harness_id,)))
 
-    def get(self, harness_id: str) -> HarnessRecord:
-        rows = self.store.query("SELECT * FROM harnesses WHERE id = ?", (harness_id,))
-        if not rows:
-            raise BankError(f"unknown harness id {harness_id!r}")
-        return _harness_record(rows[0])
+    def get(self, harness_id: str, pool: str = "") -> HarnessRecord:
+        """The harness (BankError for one not here), where `pool` may read it (harness_bank.pools)."""
+        return self.catalog.get(harness_id, pool)
 
-    def list_harnesses(self, origin: str | None = None, limit: int = 1000,
-                       offset: int = 0) -> list[HarnessRecord]:
-        sql = ("SELECT * FROM harnesses" + (" WHERE origin = ?" if origin else "")
-               + " ORDER BY created_at, id LIMIT ? OFFSET ?")
-        return [_harness_record(r)
-                for r in self.store.query(sql, ((origin,) if origin else ()) + (limit, offset))]
+    def list_harnesses(self, origin: str | None = None, limit: int = 1000, offset: int = 0,
+                       pool: str = "") -> list[HarnessRecord]:
+        return self.catalog.page(origin, limit, offset, pool)
 
-    def lineage(self, harness_id: str) -> list[HarnessRecord]:
+    def lineage(self, harness_id: str, pool: str = "") -> list[HarnessRecord]:
         """The harness and its ancestors, newest first."""
-        chain, current = [], harness_id
-        while current:
-            harness = self.get(current)
-            chain.append(harness)
-            current = harness.parent_id
-        return chain
+        return self.catalog.lineage(harness_id, pool)
 
     def record_candidate(self, task_id: str, task_text: str, candidate: dict, generator: str) -> int:
         """Keep a synthesized candidate, valid or broken, with its history; a valid one's spec is
@@ -169,7 +163,7 @@ class HarnessBank(WorkshopFacade, AdapterFacade):
         """`type:T` for a typed task; else `tags:a+b`; else the majority cluster of its nearest past tasks
         (similarity ≥ 0.6, up to 5); else a new `auto:` one. In a `pool` (a tenant's memory, or one
         tenants share) every cluster is the pool's, `POOL/type:T`; an untyped task joins only its own."""
-        prefix = f"{pool}/" if pool else ""
+        prefix = pool_prefix(pool)
         if task_type:
             return f"{prefix}type:{task_type}"
         if tags:
@@ -183,9 +177,9 @@ class HarnessBank(WorkshopFacade, AdapterFacade):
                 return Counter(clusters).most_common(1)[0][0]
         return f"{prefix}auto:{digest(task_text)[:10]}"
 
-    def search(self, task_text: str, k: int = 3) -> list[Hit]:
-        """Top-k harnesses for a task (see Retrieval.search)."""
-        return self.retrieval.search(self.embedder.embed_one(task_text), k)
+    def search(self, task_text: str, k: int = 3, pool: str = "") -> list[Hit]:
+        """Top-k harnesses for a task of `pool` (see Retrieval.search)."""
+        return self.retrieval.search(self.embedder.embed_one(task_text), k, pool)
 
     def arm_evidence(self, task_text: str, cluster: str, references: int) -> tuple[list[ArmEvidence], float]:
         """What a router needs for one task (see Retrieval.arm_evidence). Harnesses rolled back in
@@ -339,12 +333,6 @@ class HarnessBank(WorkshopFacade, AdapterFacade):
                 "candidates": count("SELECT COUNT(*) FROM candidates"), "index_size": self.index.size,
                 "index_kind": self.index.kind, "db_bytes": self.store.size_bytes(),
                 "schema_version": self.store.version}
-
-
-def _harness_record(row) -> HarnessRecord:
-    return HarnessRecord(id=row["id"], name=row["name"], description=row["description"],
-                         parent_id=row["parent_id"], origin=row["origin"], generator=row["generator"],
-                         created_at=row["created_at"], spec=json.loads(row["spec"]))
 
 
 def _insert_run(db, run: RunRecord) -> None:

@@ -8,6 +8,7 @@ their tokens: fewer than `n`, some unknown), beside what each read names."""
 
 from __future__ import annotations
 
+from harness_bank.pools import in_pool
 from harness_bank.store import TOKENS, Store, placeholders
 
 RECORD = f"COUNT(*) AS n, AVG({TOKENS}) AS tokens, COUNT({TOKENS}) AS known"
@@ -67,13 +68,15 @@ class Ledger:
             "WHERE cluster = ? "
             "GROUP BY harness_id", (cluster,))}
 
-    def records_elsewhere(self, cluster: str, harness_ids: list[str]) -> dict[str, object]:
-        """Each of these harnesses' record outside the cluster, with its mean `reward`, by harness id."""
+    def records_elsewhere(self, cluster: str, harness_ids: list[str], pool: str = "") -> dict[str, object]:
+        """Each of these harnesses' record outside the cluster in `pool` (harness_bank.pools), with its mean
+        `reward`, by harness id."""
+        mine, params = in_pool("cluster", pool)
         return {r["harness_id"]: r for r in self.store.query(
             f"SELECT harness_id, AVG(reward) AS reward, {RECORD} "
             "FROM outcomes "
-            f"WHERE cluster != ? AND harness_id IN ({placeholders(harness_ids)}) "
-            "GROUP BY harness_id", (cluster, *harness_ids))}
+            f"WHERE cluster != ? AND harness_id IN ({placeholders(harness_ids)}) AND {mine} "
+            "GROUP BY harness_id", (cluster, *harness_ids, *params))}
 
     def harness_rows(self, harness_ids: list[str]) -> dict[str, object]:
         """The id, name and origin of each of these harnesses, by id."""

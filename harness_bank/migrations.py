@@ -102,6 +102,10 @@ route TEXT NOT NULL,
         config TEXT NOT NULL, stats TEXT NOT NULL, gguf {blob} NOT NULL, peft {blob} NOT NULL,
         gate TEXT, created_at {real} NOT NULL);
     """,
+    # 9: the harnesses a pool may read are found by their runs (pools.py)
+    """
+    CREATE INDEX runs_harness ON runs(harness_id);
+    """,
 ]
 
 

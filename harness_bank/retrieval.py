@@ -17,12 +17,10 @@ import numpy as np
 from harness_bank.embedder import digest
 from harness_bank.index import VectorIndex, as_matrix
 from harness_bank.ledger import Ledger
+from harness_bank.pools import SEED, earned, in_pool, pool_of
 from harness_bank.records import ArmEvidence, Hit, Solution
 from harness_bank.router import UNKNOWN_BASE, base_rate, near_record, neighbourhood_base, shrunk
 from harness_bank.store import Store, placeholders
-
-# a synthesized harness is offered only once it has earned reward somewhere
-EARNED = "EXISTS (SELECT 1 FROM outcomes o WHERE o.harness_id = h.id AND o.reward > 0)"
 
 Near = list[tuple[object, float]]  # (outcome row, similarity) of the nearest past tasks
 
@@ -51,31 +49,33 @@ class Retrieval:
         refs = {r["vid"]: int(r["ref"]) for r in rows}
         return [(refs[vid], sim) for vid, sim in hits if vid in refs][:k]
 
-    def search(self, query: np.ndarray, k: int) -> list[Hit]:
-        """Top-k harnesses for a task, ranked by the reward they earned on the nearest past tasks
+    def search(self, query: np.ndarray, k: int, pool: str = "") -> list[Hit]:
+        """Top-k harnesses for a task of `pool`, ranked by the reward they earned on its nearest past tasks
         (similarity-weighted, shrunk toward the neighbourhood's mean by one pseudo-outcome);
         similarity of their description to the task only breaks ties. A synthesized harness is
-        offered only once it has earned reward somewhere."""
-        return self._rank(query, self._near(query), k)
+        offered only once it has earned reward somewhere in the pool (harness_bank.pools)."""
+        return self._rank(query, self._near(query, pool), k, pool=pool)
 
-    def _near(self, query: np.ndarray) -> Near:
-        """(outcome row, similarity) of the nearest past tasks that say something about this one."""
+    def _near(self, query: np.ndarray, pool: str) -> Near:
+        """(outcome row, similarity) of the nearest past tasks of `pool` that say something about this one."""
         near = [(oid, sim)
                 for oid, sim in self.experiences(query, self.NEIGHBOURS) if sim >= self.EXPERIENCE_MIN_SIM]
         if not near:
             return []
         sims = dict(near)
+        mine, params = in_pool("cluster", pool)
         rows = self.store.query("SELECT id, harness_id, reward, cluster FROM outcomes "
-                                f"WHERE id IN ({placeholders(sims)})", tuple(sims))
+                                f"WHERE id IN ({placeholders(sims)}) AND {mine}", (*sims, *params))
         return [(r, sims[r["id"]]) for r in rows]
 
-    def _rank(self, query: np.ndarray, near: Near, k: int,
-              exclude: frozenset[str] = frozenset()) -> list[Hit]:
+    def _rank(self, query: np.ndarray, near: Near, k: int, exclude: frozenset[str] = frozenset(),
+              pool: str = "") -> list[Hit]:
         ids, names, matrix = self._descriptions()
         if not ids:
             return []
-        offered = {r[0] for r in self.store.query(
-            f"SELECT id FROM harnesses h WHERE origin = 'seed' OR {EARNED}")}
+        gained, params = earned(pool)
+        offered = {r[0] for r in self.store.query(f"SELECT id FROM harnesses h WHERE {SEED} OR {gained}",
+                                                  params)}
         evidence: dict[str, list[tuple[float, float]]] = defaultdict(list)
         for row, sim in near:
             evidence[row["harness_id"]].append((sim, row["reward"]))
@@ -86,8 +86,8 @@ class Retrieval:
                 continue
             seen = evidence.get(harness_id, [])
             weight, prior = near_record(seen)
-            earned = shrunk(prior or 0.0, weight, base)
-            hits.append(Hit(harness_id=harness_id, name=names[harness_id], score=round(earned, 4),
+            score = shrunk(prior or 0.0, weight, base)
+            hits.append(Hit(harness_id=harness_id, name=names[harness_id], score=round(score, 4),
                             similarity=round(sim, 4), prior_reward=None if prior is None else round(prior, 4),
                             prior_runs=len(seen)))
         hits.sort(key=lambda h: (-round(h.score, 2), -h.similarity, h.harness_id))
@@ -97,14 +97,15 @@ class Retrieval:
                      retired: set[str]) -> tuple[list[ArmEvidence], float]:
         """What a router needs for one task: every harness with outcomes in its cluster and the top
         `references`, each with its record here, on the nearest past tasks of other clusters and
-        elsewhere; and the task's base rate. The `retired` harnesses are left out."""
-        near = self._near(query)
-        hits = self._rank(query, near, references, exclude=frozenset(retired))
+        elsewhere in its pool; and the task's base rate. The `retired` harnesses are left out."""
+        pool = pool_of(cluster)
+        near = self._near(query, pool)
+        hits = self._rank(query, near, references, exclude=frozenset(retired), pool=pool)
         here = {h: r for h, r in self.ledger.records_in(cluster).items() if h not in retired}
         ids = list(dict.fromkeys([*here, *(h.harness_id for h in hits)]))
         if not ids:
             return [], UNKNOWN_BASE
-        there = self.ledger.records_elsewhere(cluster, ids)
+        there = self.ledger.records_elsewhere(cluster, ids, pool)
         harnesses = self.ledger.harness_rows(ids)
         seen: dict[str, list[tuple[float, float]]] = defaultdict(list)
         for row, sim in near:

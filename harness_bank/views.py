@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from harness_bank.adapters import AdapterRecord
 from harness_bank.bank import HarnessBank
 from harness_bank.ledger import Ledger
+from harness_bank.pools import pool_of
 from harness_bank.records import ArmEvidence, BankError, HarnessRecord
 from harness_bank.retrieval import evidence_of
 from harness_bank.router import Arm, Router, base_rate
@@ -167,7 +168,7 @@ class BankViews:
         ids = list(dict.fromkeys([*here, *self.ledger.harnesses_run_in(cluster)]))
         if not ids:
             return []
-        there = self.ledger.records_elsewhere(cluster, ids)
+        there = self.ledger.records_elsewhere(cluster, ids, pool_of(cluster))
         harnesses = self.ledger.harness_rows(ids)
         evidence = [evidence_of(harnesses[h], here.get(h), there.get(h), [], 0.0) for h in ids]
         return self.router.arms(evidence, base_rate(evidence, []))

@@ -185,19 +185,20 @@ class JitAgentService(pb_grpc.JitAgentServicer):
 
     async def GetHarness(self, request, context):
         async with self._rpc("GetHarness", context):
-            return harness_to_proto(await self.solving.harness(request.id))
+            return harness_to_proto(await self.solving.harness(request.id, self._caller(context)))
 
     async def ListHarnesses(self, request, context):
         async with self._rpc("ListHarnesses", context):
             if request.origin not in pb.Origin.values():
                 raise RequestError("origin", f"unknown value {request.origin}")
             origin = enum_name(pb.Origin, request.origin) if request.origin else None
-            rows = await self.solving.harnesses(origin, request.limit, request.offset)
+            rows = await self.solving.harnesses(origin, request.limit, request.offset,
+                                                self._caller(context))
             return pb.ListHarnessesResponse(harnesses=[harness_to_proto(h) for h in rows])
 
     async def Lineage(self, request, context):
         async with self._rpc("Lineage", context):
-            chain = await self.solving.lineage(request.id)
+            chain = await self.solving.lineage(request.id, self._caller(context))
             return pb.LineageResponse(chain=[harness_to_proto(h) for h in chain])
 
     async def Rollback(self, request, context):

@@ -129,7 +129,6 @@ class Access:
             return None
         return self._callers.get(digest(token.strip()))  # a hash's lookup time tells nothing of a token
 
-
     def run_id(self, caller: Caller, name: str) -> str:
         """The id of the run `caller` names `name` (its request id, or a new one)."""
         return f"{caller.tenant}:{name}" if self.tenanted else name
@@ -138,6 +137,10 @@ class Access:
         """The memory `caller`'s runs learn in and from: its tenant's own, or the pool it shares; "" where
         there are no tenants."""
         return (caller.pool or caller.tenant) if self.tenanted else ""
+
+    def reads(self, caller: Caller) -> str:
+        """The pool whose harnesses `caller` may list and read: its own; "" (every one) for the operator."""
+        return "" if caller.operator else self.pool(caller)
 
     def owns(self, caller: Caller, run_id: str) -> bool:
         """Whether `caller` may see and report on the run `run_id` (the operator: any)."""

@@ -230,20 +230,25 @@ as whom (open: everyone is the operator)."""
         return done
 
     # --- the bank, read and steered through the same layer ------------------------------------
-    async def harness(self, harness_id: str) -> HarnessRecord:
+    async def harness(self, harness_id: str, caller: Caller = OPERATOR) -> HarnessRecord:
+        """A harness the caller may read (a client: the seeds and its pool's own); not_found else."""
         if not harness_id:
             raise SolveError("bad_request", "id: required", (("id", "required"),))
-        return await self._bank_call(lambda bank: bank.get(harness_id), "not_found")
+        pool = self.access.reads(caller)
+        return await self._bank_call(lambda bank: bank.get(harness_id, pool), "not_found")
 
-    async def harnesses(self, origin: str | None, limit: int, offset: int) -> list[HarnessRecord]:
-        """A page of the bank's harnesses (`limit` 0: 100), optionally of one origin."""
+    async def harnesses(self, origin: str | None, limit: int, offset: int,
+                        caller: Caller = OPERATOR) -> list[HarnessRecord]:
+        """A page of the harnesses the caller may read (`limit` 0: 100), optionally of one origin."""
         if not 0 <= limit <= MAX_PAGE or offset < 0:
             raise SolveError("bad_request", f"limit: 0-{MAX_PAGE} (0: 100); offset: >= 0",
                              (("limit", f"0-{MAX_PAGE} (0: 100)"), ("offset", ">= 0")))
-        return await self._bank_call(lambda bank: bank.list_harnesses(origin, limit or 100, offset))
+        pool = self.access.reads(caller)
+        return await self._bank_call(lambda bank: bank.list_harnesses(origin, limit or 100, offset, pool))
 
-    async def lineage(self, harness_id: str) -> list[HarnessRecord]:
-        return await self._bank_call(lambda bank: bank.lineage(harness_id), "not_found")
+    async def lineage(self, harness_id: str, caller: Caller = OPERATOR) -> list[HarnessRecord]:
+        pool = self.access.reads(caller)
+        return await self._bank_call(lambda bank: bank.lineage(harness_id, pool), "not_found")
 
     async def rollback(self, cluster: str, caller: Caller) -> Rollback:
         only_the_operator(caller, "Rollback")

@@ -7,6 +7,7 @@ import pytest
 from harness_bank import HarnessBank, Outcome
 from harness_bank.bank import BankError
 from harness_bank.migrations import MIGRATIONS
+from harness_bank.pools import pool_of
 from jitagent.harness.seeds import load_seeds
 
 SEEDS = load_seeds()
@@ -81,6 +82,35 @@ def test_lineage_and_unknown_parent(seeded_bank):
                                                            generator="t")
     with pytest.raises(BankError, match="parent"):
         seeded_bank.add_harness(orphan.model_dump(mode="json"))
+
+
+def test_a_pool_reads_the_seeds_and_its_own_harnesses_and_learns_only_from_its_own_outcomes(seeded_bank):
+    from harness_bank import RunRecord
+    from jitagent.harness.spec import parse_spec
+    data = SEEDS["react"].model_dump(mode="json")
+    data["limits"]["max_steps"] = 3
+    theirs = parse_spec(data).derive(origin="synthesized", parent_id=SEEDS["react"].id, generator="test")
+    seeded_bank.add_harness(theirs.model_dump(mode="json"))
+    text = "Count the vowels in the word 'banana'."
+    seeded_bank.record_run(RunRecord(run_id="a:1", harness_id=theirs.id, task_id="t", task_text=text,
+                                     cluster="a/type:vowels", route="synthesized"))
+    for i in range(4):
+        seeded_bank.record_outcome(Outcome(harness_id=theirs.id, task_id=f"v{i}", task_text=f"{text} ({i})",
+                                           reward=1.0, wall_s=1.0, cluster="a/type:vowels", verdict="ok",
+                                           prompt_tokens=None, completion_tokens=None))
+        seeded_bank.record_outcome(outcome("direct", 1.0, f"d{i}", f"{text} [{i}]", cluster="a/type:vowels"))
+    ids = {pool: {h.id for h in seeded_bank.list_harnesses(pool=pool)} for pool in ("", "a", "b")}
+    assert theirs.id in ids[""] and theirs.id in ids["a"] and theirs.id not in ids["b"]
+    assert ids["b"] == {s.id for s in SEEDS.values()}
+    assert [h.id for h in seeded_bank.lineage(theirs.id, "a")] == [theirs.id, SEEDS["react"].id]
+    with pytest.raises(BankError, match="unknown harness id"):  # said as of a harness not in the bank
+        seeded_bank.get(theirs.id, "b")
+    assert theirs.id in {h.harness_id for h in seeded_bank.search(text, k=14, pool="a")}
+    assert theirs.id not in {h.harness_id for h in seeded_bank.search(text, k=14, pool="b")}
+    arms, _ = seeded_bank.arm_evidence(text, "b/type:vowels", references=14)
+    assert theirs.id not in {a.harness_id for a in arms}
+    assert not any(a.global_runs or a.near_weight for a in arms)  # nor the pool a's outcomes of the seeds
+    assert pool_of("a/type:x") == "a" and pool_of("type:a/b") == "" and pool_of("auto:1") == ""
 
 
 def test_clusters_follow_type_then_tags_then_neighbours(seeded_bank):

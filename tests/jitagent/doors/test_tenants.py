@@ -181,3 +181,42 @@ def test_a_tenants_quotas_refuse_with_resource_exhausted_and_store_nothing(make_
             assert await stream.read() == grpc.aio.EOF  # the stream ends with its requests
             assert (await client.solve_result(Task(id="u", prompt="What is 2 + 0?"))).run_id  # freed
     asyncio.run(main())
+
+
+def test_a_client_lists_and_reads_the_seeds_and_its_own_tenants_harnesses_only(make_config, tmp_path):
+    """A harness the victim's traffic made is NOT_FOUND to another client, as one not in the bank."""
+    from harness_bank import Outcome
+    from jitagent.harness.seeds import load_seeds
+    from jitagent.harness.spec import parse_spec
+
+    seeds = load_seeds()
+    data = seeds["react"].model_dump(mode="json")
+    data["limits"]["max_steps"] = 3
+    theirs = parse_spec(data).derive(origin="synthesized", parent_id=seeds["react"].id, generator="test")
+    tokens = tmp_path / "tokens.json"
+    victim, attacker = add_token(tokens, "victim", "client"), add_token(tokens, "attacker", "client")
+    operator = add_token(tokens, "ops", "operator")
+
+    async def listed(port: int, token: str) -> set[str]:
+        async with JitAgentClient(f"127.0.0.1:{port}", token=token) as client:
+            return {h.id for h in (await client.list_harnesses(limit=1000)).harnesses}
+
+    async def main():
+        async with running(make_config(tokens_file=tokens), token=attacker) as (server, attacking):
+            bank = server.solving.pipeline.bank
+            bank.add_harness(theirs.model_dump(mode="json"))
+            bank.record_outcome(Outcome(harness_id=theirs.id, task_id="t", task_text="What is 2 times 7?",
+                                        reward=1.0, prompt_tokens=10, completion_tokens=5, wall_s=0.1,
+                                        cluster="victim/type:times", verdict="ok"))
+            seen = {token: await listed(server.port, token) for token in (victim, attacker, operator)}
+            assert {s.id for s in seeds.values()} <= seen[attacker] and theirs.id not in seen[attacker]
+            assert theirs.id in seen[victim] and theirs.id in seen[operator]
+            for refused in (attacking.get_harness(theirs.id), attacking.lineage(theirs.id)):
+                with pytest.raises(grpc.aio.AioRpcError) as err:
+                    await refused
+                assert err.value.code() == grpc.StatusCode.NOT_FOUND
+                assert "unknown harness id" in err.value.details()
+            async with JitAgentClient(f"127.0.0.1:{server.port}", token=victim) as own:
+                chain = await own.lineage(theirs.id)
+            assert [h.id for h in chain.chain] == [theirs.id, seeds["react"].id]
+    asyncio.run(main())

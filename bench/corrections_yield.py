@@ -16,13 +16,15 @@ from pathlib import Path
 from harness_bank import HarnessBank
 from jitagent.harness.seeds import spec_reader
 from jitagent.improvement.training.correct import CorrectionConfig, Yield, corrections
+from jitagent.improvement.training.export import ExportConfig
 from jitagent.models import load_model
 from jitagent.tasks.task import load_suite
 
 
 async def kept(bank, expert, solver, tries: int, held: frozenset[str], tally: Yield) -> list[dict]:
     config = CorrectionConfig(tries=tries, budget_s=30)
-    return [r async for r in corrections(bank, spec_reader(bank), expert, solver, config, held, tally)]
+    return [r async for r in corrections(bank, spec_reader(bank), expert, solver, config,
+                                         ExportConfig(held_out=held), tally)]
 
 
 def main() -> None:

@@ -284,9 +284,11 @@ class HarnessBank(WorkshopFacade, AdapterFacade):
         return self.store.query("SELECT COUNT(DISTINCT task_digest) FROM outcomes WHERE cluster = ?",
                                 (cluster,))[0][0]
 
-    def solutions(self, cluster: str | None, min_reward: float, limit: int | None) -> list[Solution]:
-        """Runs of a cluster (None: all) that left their turns, reward ≥ `min_reward`, newest first."""
-        return self.retrieval.solutions(cluster, min_reward, limit)
+    def solutions(self, cluster: str | None, min_reward: float, limit: int | None,
+                  pool: str = "") -> list[Solution]:
+        """Runs of a cluster (None: all of `pool`'s) that left their turns, reward ≥ `min_reward`, newest
+        first."""
+        return self.retrieval.solutions(cluster, min_reward, limit, pool)
 
     def failures(self, cluster: str, harness_id: str, limit: int = 3, besides: str = "") -> list[dict]:
         """A harness's recent shortfalls in a cluster, for a meta-model's prompt (see Retrieval.failures)."""

@@ -130,13 +130,16 @@ class Retrieval:
                 failure["verdict"] = f"reported by a client: reward {failure['reward']:g}"
         return found
 
-    def solutions(self, cluster: str | None, min_reward: float, limit: int | None) -> list[Solution]:
-        """The `limit` (None: all) most recent outcomes of `cluster` (None: every cluster) with reward ≥
-        `min_reward` whose run left its turns, each with its task's experience vector (the one the index
-        holds), newest first. Only verified runs and reports have outcomes, so nothing unverified is among
-        them."""
-        where = "o.reward >= ? AND o.solution IS NOT NULL" + ("" if cluster is None else " AND o.cluster = ?")
-        params = (min_reward,) + (() if cluster is None else (cluster,))
+    def solutions(self, cluster: str | None, min_reward: float, limit: int | None,
+                  pool: str = "") -> list[Solution]:
+        """The `limit` (None: all) most recent outcomes of `cluster` (None: every cluster of `pool`, every
+        cluster for no pool) with reward ≥ `min_reward` whose run left its turns, each with its task's
+        experience vector (the one the index holds), newest first. Only verified runs and reports have
+        outcomes, so nothing unverified is among them."""
+        mine, params = in_pool("o.cluster", pool)
+        where = f"o.reward >= ? AND o.solution IS NOT NULL AND {mine}" \
+            + ("" if cluster is None else " AND o.cluster = ?")
+        params = (min_reward, *params) + (() if cluster is None else (cluster,))
         rows = self.store.query(
             "SELECT o.id, o.run_id, o.harness_id, o.cluster, o.task_id, o.task_text, o.solution, o.reward, "
             "o.verdict, v.vector "

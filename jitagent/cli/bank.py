@@ -374,7 +374,8 @@ def cmd_export(args) -> int:
     from jitagent.tasks.task import load_suite
 
     held_out = frozenset(t.prompt for suite in args.held_out_suite for t in load_suite(suite, "final"))
-    config = ExportConfig(min_reward=args.min_reward, per_cluster=args.per_cluster, held_out=held_out)
+    config = ExportConfig(min_reward=args.min_reward, per_cluster=args.per_cluster, held_out=held_out,
+                          pool=args.pool)
     bank = _open(args)
     written = {}
     for path, records in ((args.sft, sft_records), (args.pairs, preference_pairs)):

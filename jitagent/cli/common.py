@@ -109,6 +109,7 @@ def learned_from(held_out: str) -> argparse.ArgumentParser:
     p.add_argument("--held-out-suite", action="append", default=[], metavar="SUITE",
                    help=f"never learn from or export a task of this suite's final split (repeatable; "
                         f"{held_out})")
+    p.add_argument("--pool", default="", metavar="POOL", help=ExportConfig.model_fields["pool"].description)
     return p
 
 

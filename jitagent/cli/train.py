@@ -96,7 +96,8 @@ def _records(args, bank, solver) -> tuple[list[dict], object]:
     tally = Yield()
     with waiting("exporting verified runs" + (" and correcting failed ones" if experts else "")):
         records = asyncio.run(training_data(bank, spec_reader(bank), ExportConfig(
-            min_reward=args.min_reward, per_cluster=args.per_cluster, held_out=held_out), experts, tally))
+            min_reward=args.min_reward, per_cluster=args.per_cluster, held_out=held_out, pool=args.pool),
+            experts, tally))
     if not records:
         raise Failure("the bank holds no verified run to learn from: warm it (`bank warm`) or serve "
                       "tasks that carry verifiers first")

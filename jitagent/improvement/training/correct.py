@@ -24,7 +24,7 @@ from jitagent.common.usage import Usage
 from jitagent.harness.seeds import shipped_prompts
 from jitagent.harness.spec import HarnessSpec
 from jitagent.improvement.adapters import solver_for
-from jitagent.improvement.training.export import opening
+from jitagent.improvement.training.export import ExportConfig, opening, usable
 from jitagent.models.base import Generation, ModelClient
 from jitagent.runtime.agent import Runtime
 from jitagent.tasks.task import Task
@@ -118,14 +118,13 @@ def labelled_task(bank: HarnessBank, failed: Solution) -> Task | None:
 
 
 async def corrections(bank: HarnessBank, spec_of: Callable[[str], HarnessSpec], expert: ModelClient,
-                      solver: ModelClient, config: CorrectionConfig, held_out: frozenset[str] = frozenset(),
+                      solver: ModelClient, config: CorrectionConfig, export: ExportConfig | None = None,
                       tally: Yield | None = None) -> AsyncIterator[dict]:
     """SFT records (`{"messages", "run_id": "correction:<run>"...}`) of the failed runs the expert corrected
-    and the verifier then passed. `tally` counts what was tried, kept and spent."""
+    and the verifier then passed, of those `export` takes (its pool, not held out). `tally` counts what was
+    tried, kept and spent."""
     tally = tally if tally is not None else Yield()
-    held = {text.strip() for text in held_out}
-    failed = [s for s in bank.solutions(None, 0.0, None)
-              if s.reward < config.min_reward and s.task_text.strip() not in held]
+    failed = [s for s in usable(bank, export or ExportConfig()) if s.reward < config.min_reward]
     for run in worth_correcting(bank, failed):
         if tally.tried >= config.tries:
             break

@@ -32,6 +32,8 @@ class ExportConfig(BaseModel):
     min_reward: float = Field(1.0, gt=0, le=1, description="a run with at least this reward is a positive")
     per_cluster: int = Field(200, ge=1, description="SFT records per cluster at most, the newest")
     held_out: frozenset[str] = Field(frozenset(), description="task texts never exported")
+    pool: str = Field("", description="only the runs of this pool's clusters (a tenant's, or one tenants "
+                                      "share); default: every cluster's")
 
 
 def source(solution: Solution) -> str:
@@ -47,9 +49,9 @@ def opening(spec: HarnessSpec, task_text: str) -> list[dict]:
 
 
 def usable(bank: HarnessBank, config: ExportConfig) -> list[Solution]:
-    """Every outcome that left its turns and is not held out, newest first."""
+    """Every outcome of the pool that left its turns and is not held out, newest first."""
     held_out = {text.strip() for text in config.held_out}
-    return [s for s in bank.solutions(None, 0.0, None) if s.task_text.strip() not in held_out]
+    return [s for s in bank.solutions(None, 0.0, None, config.pool) if s.task_text.strip() not in held_out]
 
 
 def sft_records(bank: HarnessBank, spec_of: Callable[[str], HarnessSpec], config: ExportConfig

@@ -39,7 +39,7 @@ async def training_data(bank: HarnessBank, spec_of: Callable[[str], HarnessSpec]
     corrected = []
     if experts is not None:
         corrected = [record async for record in corrections(bank, spec_of, experts.expert, experts.solver,
-                                                            experts.config, export.held_out, tally)]
+                                                            experts.config, export, tally)]
     return corrected + await asyncio.to_thread(lambda: list(sft_records(bank, spec_of, export)))
 
 

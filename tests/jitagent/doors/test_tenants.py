@@ -105,11 +105,12 @@ def test_a_run_id_is_its_tenants_a_request_id_names_a_run_in_the_callers_tenant_
 
 def test_a_tenants_verified_runs_teach_its_own_clusters_and_a_shared_pools_only(make_config, tmp_path):
     """Memory scoped by tenant (issue 45): the victim's verified solutions are examples in its clusters,
-    never in the attacker's prompts (same type: without tenants, one cluster); two tenants that name one
-    pool learn from each other."""
+    never in the attacker's prompts (same type: without tenants, one cluster) nor its pool's training data;
+    two tenants that name one pool learn from each other."""
     from harness_bank import Outcome
-    from jitagent.harness.seeds import load_seeds
+    from jitagent.harness.seeds import load_seeds, spec_reader
     from jitagent.improvement.examples import with_examples
+    from jitagent.improvement.training.export import ExportConfig, sft_records
 
     variant = with_examples(load_seeds()["program_of_thought"])
     tokens = tmp_path / "tokens.json"
@@ -147,6 +148,10 @@ def test_a_tenants_verified_runs_teach_its_own_clusters_and_a_shared_pools_only(
             sent, clusters = await solves(server, bob)
             assert clusters == {"shared/type:times"}
             assert any("BLUEBIRD" in text for text in sent), "the pool's examples never reached its tenant"
+            exported = {pool: json.dumps(list(sft_records(bank, spec_reader(bank), ExportConfig(pool=pool))))
+                        for pool in ("victim", "attacker", "shared")}  # what `bank export`, `train` take
+            assert "BLUEBIRD" in exported["victim"] and "BLUEBIRD" in exported["shared"]
+            assert "BLUEBIRD" not in exported["attacker"]
     asyncio.run(main())
 
 

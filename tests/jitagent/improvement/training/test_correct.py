@@ -18,6 +18,7 @@ from jitagent.improvement.training.correct import (
     expert_messages,
     worth_correcting,
 )
+from jitagent.improvement.training.export import ExportConfig
 from jitagent.models.scripted import ScriptedModel
 from jitagent.runtime.agent import Runtime
 from jitagent.tasks.task import Task
@@ -70,7 +71,8 @@ def test_a_verified_correction_of_the_failing_turn_becomes_a_record(seeded_bank)
 def test_a_correction_the_verifier_fails_is_not_kept_and_held_out_tasks_are_never_tried(seeded_bank):
     record(seeded_bank, task(2), 6)
     record(seeded_bank, task(4, split="final"), 6)
-    records, tally = corrected(seeded_bank, multiplier(5), held_out=frozenset({"What is 4 times 7?"}))
+    held_out = ExportConfig(held_out=frozenset({"What is 4 times 7?"}))
+    records, tally = corrected(seeded_bank, multiplier(5), export=held_out)
     assert records == [] and (tally.tried, tally.kept) == (1, 0)
 
 

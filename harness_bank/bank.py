@@ -208,7 +208,8 @@ class HarnessBank(WorkshopFacade, AdapterFacade):
                    "completion_tokens": outcome.completion_tokens, "wall_s": outcome.wall_s,
                    "verdict": outcome.verdict, "source": outcome.source, "created_at": now(),
                    "answer": outcome.answer, "trace": outcome.trace[:4000], "delivery": outcome.delivery,
-                   "run_id": outcome.run_id, "solution": _json_or_none(outcome.solution)}
+                   "run_id": outcome.run_id, "solution": _json_or_none(outcome.solution),
+                   "evidence": outcome.evidence}
             stored = db.execute(insert("outcomes", row) + " ON CONFLICT DO NOTHING RETURNING id",
                                 tuple(row.values())).fetchone()
             if stored is None:

@@ -102,9 +102,11 @@ route TEXT NOT NULL,
         config TEXT NOT NULL, stats TEXT NOT NULL, gguf {blob} NOT NULL, peft {blob} NOT NULL,
         gate TEXT, created_at {real} NOT NULL);
     """,
-    # 9: the harnesses a pool may read are found by their runs (pools.py)
+    # 9: the harnesses a pool may read are found by their runs (pools.py); what admitted an outcome as
+    # evidence (its task's verifier, a report and by whom; NULL: not said, as before)
     """
     CREATE INDEX runs_harness ON runs(harness_id);
+    ALTER TABLE outcomes ADD COLUMN evidence TEXT;
     """,
 ]
 

@@ -33,6 +33,7 @@ class Outcome:
     delivery: str | None = None  # the queue delivery it came from: recorded once, however often redelivered
     run_id: str | None = None  # the server run it is the outcome of (see record_run): one outcome per run
     solution: list[dict] | None = None  # the turns that gave the answer; None: not one conversation
+    evidence: str | None = None  # what admitted it: verifier:KIND, report, report:TENANT (None: unsaid)
 
 
 @dataclass(kw_only=True)
@@ -57,13 +58,13 @@ class RunRecord:
     outcomes: int = 0  # recorded for it so far: 0 or 1
 
     def outcome(self, reward: float, verdict: str, prompt_tokens: int | None, completion_tokens: int | None,
-                wall_s: float) -> Outcome:
-        """Feedback on this run as the bank's evidence."""
+                wall_s: float, evidence: str = "report") -> Outcome:
+        """Feedback on this run as the bank's evidence (`evidence`: who reported it)."""
         return Outcome(harness_id=self.harness_id, task_id=self.task_id, task_text=self.task_text,
                        reward=reward, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
                        wall_s=wall_s, verdict=verdict, cluster=self.cluster, task_type=self.task_type,
                        tags=self.tags, source="feedback", answer=self.answer, trace=self.trace,
-                       run_id=self.run_id, solution=self.solution)
+                       run_id=self.run_id, solution=self.solution, evidence=evidence)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -80,6 +81,7 @@ class Solution:
     reward: float
     vector: np.ndarray
     verdict: str = ""  # the verifier's (or the report's) word on the run
+    evidence: str | None = None  # what admitted it (Outcome.evidence)
 
 
 @dataclass(kw_only=True)

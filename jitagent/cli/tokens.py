@@ -9,12 +9,12 @@ from typing import get_args
 
 from jitagent.cli.common import common
 from jitagent.cli.options import USAGE, Failure
-from jitagent.solving.access import AccessError, Role, add_token
+from jitagent.solving.access import EVIDENCE, AccessError, Grant, Role, add_token
 
 
 def cmd_tokens_add(args) -> int:
     try:
-        token = add_token(args.file, args.tenant, args.role, args.pool)
+        token = add_token(args.file, args.tenant, args.role, args.pool, args.teaches)
     except AccessError as exc:
         raise Failure(str(exc), USAGE) from None
     print(token)
@@ -33,4 +33,6 @@ def add_commands(sub) -> None:
                           "free-form (default: client)")
     add.add_argument("--pool", help="a memory shared with the other tenants that name it: each learns from "
                                     "the others' verified runs (default: the tenant's own)")
+    add.add_argument("--teaches", nargs="+", choices=EVIDENCE, metavar="EVIDENCE",
+                     help=Grant.model_fields["teaches"].description)
     add.set_defaults(func=cmd_tokens_add)

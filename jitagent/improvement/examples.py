@@ -34,6 +34,7 @@ class Shown:
     """The examples one run is shown: the runs they come from, and their messages."""
 
     sources: tuple[str, ...] = ()  # run ids (`outcome:N` for an outcome with no server run, e.g. a warm-up's)
+    evidence: tuple[str, ...] = ()  # for each, what admitted it (Outcome.evidence; "" where unsaid)
     messages: tuple[dict, ...] = ()
 
 
@@ -63,6 +64,7 @@ def examples_for(bank: HarnessBank, spec_of: Callable[[str], HarnessSpec], spec:
     query = bank.embedder.embed_one(task.prompt)
     chosen = pick(shortest_per_task(candidates), query, settings, random.Random(zlib.crc32(task.id.encode())))
     return Shown(sources=tuple(s.run_id or f"outcome:{s.outcome_id}" for s in chosen),
+                 evidence=tuple(s.evidence or "" for s in chosen),
                  messages=tuple(m for s in chosen for m in messages_of(s)))
 
 

@@ -29,7 +29,8 @@ def outcome_of(task: Task, spec: HarnessSpec, run: RunResult, cluster: str | Non
                    prompt_tokens=run.cost.prompt_tokens, completion_tokens=run.cost.completion_tokens,
                    wall_s=run.cost.wall_s, verdict=run.verdict[:500], cluster=cluster, task_type=task.type,
                    tags=tuple(task.tags), source="run", answer=run.answer, trace=last_steps(run),
-                   delivery=delivery, run_id=run_id, solution=run.solution)
+                   delivery=delivery, run_id=run_id, solution=run.solution,
+                   evidence=f"verifier:{task.verifier.kind}")
 
 
 def last_steps(run: RunResult, steps: int = 3, limit: int = 400) -> str:

@@ -130,7 +130,7 @@ def event_to_proto(event: SolveEvent, run_id: str) -> pb.SolveEvent:
             )
         case Chosen():
             msg.chosen.CopyFrom(pb.Chosen(harness_id=event.harness.id, name=event.harness.name,
-                                          examples=event.examples))
+                                          examples=event.examples, evidence=event.evidence))
         case Step():
             msg.step.CopyFrom(
                 pb.Step(

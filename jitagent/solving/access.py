@@ -9,7 +9,10 @@ A deployment is one of three:
 
 A `client` solves and reports on its own runs; what steers every tenant's memory — Rollback, reports
 that name no run — is the `operator`'s. With a tokens file every run id is its tenant's (`team-a:…`): a
-`request_id` names a run in the caller's tenant only, and another tenant's run id is not found.
+`request_id` names a run in the caller's tenant only, and another tenant's run id is not found. What may
+teach a tenant's memory is the operator's to say too (`teaches`): the verifier kinds whose pass on its
+tasks counts as verified — a client writes its tasks' verifiers, and `shell_check: true` proves nothing —
+and whether its reports count.
 """
 
 from __future__ import annotations
@@ -18,13 +21,16 @@ import hashlib
 import json
 import secrets
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from jitagent.common.errors import clipped
+from jitagent.tasks.task import VerifierSpec
 
 Role = Literal["client", "operator"]
+# what may admit a run as evidence: the pass of its task's verifier of a kind, or a report on it
+EVIDENCE = (*(k for k in get_args(VerifierSpec.model_fields["kind"].annotation) if k != "none"), "report")
 TENANT_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
 MAX_BATCH = 64  # tasks in one Synthesize call, unless a tenant's quota says otherwise
 
@@ -37,6 +43,7 @@ class Caller(BaseModel):
     pool: str | None = None  # the memory shared with other tenants, where the operator named one
     max_open: int | None = None  # the tenant's solves open at once (None: only the server's limit)
     max_batch: int | None = None  # tasks in one Synthesize call (None: any)
+    teaches: frozenset[str] = frozenset(EVIDENCE)  # the evidence of its runs that its memory learns from
 
     @property
     def operator(self) -> bool:
@@ -61,6 +68,16 @@ class Grant(BaseModel):
     max_open: int | None = Field(None, ge=1, description="the tenant's solves open at once (calls and task "
                                  "streams); default: only the server's --max-concurrent")
     max_batch: int = Field(MAX_BATCH, ge=1, le=10_000, description="tasks in one Synthesize call")
+    teaches: list[str] = Field(list(EVIDENCE), description="what admits the tenant's runs as evidence its "
+                               "memory learns from: the verifier kinds whose pass counts as verified, and "
+                               f"`report` for its reports on its runs; of {', '.join(EVIDENCE)} "
+                               f"(default: all)")
+
+    @model_validator(mode="after")
+    def _known_evidence(self) -> Grant:
+        if unknown := sorted(set(self.teaches) - set(EVIDENCE)):
+            raise ValueError(f"teaches: {unknown[0]!r} is none of {', '.join(EVIDENCE)}")
+        return self
 
 
 class TokensFile(BaseModel):
@@ -92,7 +109,8 @@ class Access:
     """Bearer tokens to callers. No grants: open."""
 
     def __init__(self, grants: list[Grant] | tuple[Grant, ...] = (), tenanted: bool = False):
-        self._callers = {g.token_sha256: Caller(**g.model_dump(exclude={"token_sha256"})) for g in grants}
+        self._callers = {g.token_sha256: Caller(**g.model_dump(exclude={"token_sha256", "teaches"}),
+                                                teaches=frozenset(g.teaches)) for g in grants}
         self.tenanted = tenanted  # run ids live in their tenant's namespace
 
     @classmethod
@@ -142,6 +160,10 @@ class Access:
         """The pool whose harnesses `caller` may list and read: its own; "" (every one) for the operator."""
         return "" if caller.operator else self.pool(caller)
 
+    def reporter(self, caller: Caller) -> str:
+        """The evidence a report of `caller`'s is kept with: who said it."""
+        return f"report:{caller.tenant}" if self.tenanted else "report"
+
     def owns(self, caller: Caller, run_id: str) -> bool:
         """Whether `caller` may see and report on the run `run_id` (the operator: any)."""
         return caller.operator or not self.tenanted or run_id.startswith(f"{caller.tenant}:")
@@ -160,13 +182,16 @@ def read_tokens(path: Path) -> TokensFile:
         raise AccessError(f"--tokens-file {path}: {where}: {clipped(error['msg'], 200)}") from None
 
 
-def add_token(path: Path, tenant: str, role: Role, pool: str | None = None) -> str:
-    """A new random token for `tenant` (sharing `pool`, where named) in the tokens file at `path` (made if
-    absent); the token is returned once and stored only as its hash."""
+def add_token(path: Path, tenant: str, role: Role, pool: str | None = None,
+              teaches: list[str] | None = None) -> str:
+    """A new random token for `tenant` (sharing `pool`, where named; learning from the evidence `teaches`
+    names, else all) in the tokens file at `path` (made if absent); the token is returned once and stored
+    only as its hash."""
     grants = read_tokens(path).tokens if Path(path).exists() else []
     token = secrets.token_urlsafe(32)
     try:
-        grants.append(Grant(token_sha256=digest(token), tenant=tenant, role=role, pool=pool))
+        grants.append(Grant(token_sha256=digest(token), tenant=tenant, role=role, pool=pool,
+                            **({"teaches": teaches} if teaches else {})))
     except ValidationError as exc:
         error = exc.errors()[0]
         raise AccessError(f"{error['loc'][0]}: {clipped(error['msg'], 200)}") from None

@@ -57,6 +57,7 @@ class Retrieved:
 class Chosen:
     harness: HarnessSpec
     examples: tuple[str, ...] = ()  # the runs whose solutions it is shown (run ids; `outcome:N` without one)
+    evidence: tuple[str, ...] = ()  # what admitted each (verifier:KIND, report:TENANT; "": not said)
 
 
 @dataclass(frozen=True, kw_only=True)

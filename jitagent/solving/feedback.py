@@ -34,6 +34,7 @@ class Report:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     wall_s: float | None = None  # None: the server's measurement, where it executed the run
+    evidence: str = "report"  # who reported it (`report:TENANT` where there are tenants), kept with it
 
     def check(self) -> None:
         if not 0.0 <= self.reward <= 1.0:  # NaN fails this too
@@ -79,6 +80,7 @@ def report_run(bank: HarnessBank, run_id: str, report: Report) -> Recorded:
         run.prompt_tokens if report.prompt_tokens is None else report.prompt_tokens,
         run.completion_tokens if report.completion_tokens is None else report.completion_tokens,
         wall_s,
+        report.evidence,
     )
     return _record(bank, outcome)
 
@@ -112,7 +114,7 @@ def report_harness(
         Outcome(harness_id=harness_id, task_id=task_id or "external", task_text=task_text,
                 reward=report.reward, prompt_tokens=report.prompt_tokens,
                 completion_tokens=report.completion_tokens, wall_s=report.wall_s, verdict=report.detail,
-                cluster=cluster, task_type=task_type, tags=tags, source="feedback"),
+                cluster=cluster, task_type=task_type, tags=tags, source="feedback", evidence=report.evidence),
     )
 
 

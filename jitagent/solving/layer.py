@@ -194,8 +194,7 @@ as whom (open: everyone is the operator)."""
         run = self._joinable(run_id)  # a call with the same id may have started it meanwhile
         if run is None:
             run = self.running[run_id] = Run()
-            work = self._drive(run, task, run_id, execute, n, deadline, delivery, door,
-                               self.access.pool(caller))
+            work = self._drive(run, task, run_id, execute, n, deadline, delivery, door, caller)
             run.task = asyncio.create_task(work)
             run.task.add_done_callback(lambda _: self._done(run_id, run, replay))
         try:
@@ -217,6 +216,10 @@ as whom (open: everyone is the operator)."""
         elif not self.access.owns(caller, run_id):  # said as the bank says a run it does not have
             raise SolveError("not_found", f"no run {clipped(repr(run_id))} in this bank",
                              (("run_id", "not found"),))
+        if "report" not in caller.teaches:
+            raise SolveError("permission", f"tenant {caller.tenant!r}'s reports do not teach this deployment "
+                                           f"(its tokens file entry's `teaches`)")
+        report.evidence = self.access.reporter(caller)
         try:
             done = await self.ready().report_outcome(report, **kw)
         except FeedbackError as exc:
@@ -280,13 +283,15 @@ as whom (open: everyone is the operator)."""
 
     # --- the work ----------------------------------------------------------------------------
     async def _drive(self, run: Run, task: Task, run_id: str, execute: bool, n: int | None,
-                     deadline: float | None, delivery: str | None, door: str, pool: str) -> None:
-        """The pipeline's events for one task into `run`, in a slot; what stops it, as a SolveError."""
+                     deadline: float | None, delivery: str | None, door: str, caller: Caller) -> None:
+        """The pipeline's events for one task into `run`, in a slot, learning in the caller's pool from
+        the evidence it trusts of the caller; what stops it, as a SolveError."""
         cancel = CancelToken(deadline)
         try:
             async with self._slot():
                 async for event in self.ready().stream(task, execute=execute, n=n, cancel=cancel,
-                                                       run_id=run_id, delivery=delivery, pool=pool):
+                                                       run_id=run_id, delivery=delivery,
+                                                       pool=self.access.pool(caller), trusted=caller.teaches):
                     if isinstance(event, SolveResult):
                         self._finish(event, door)
                         if event.run is not None and event.run.interrupted and cancel.is_cancelled():

@@ -41,12 +41,16 @@ from jitagent.tasks.task import Task
 log = logging.getLogger(__name__)
 
 
-def verified(run: RunResult | None, task: Task, cancel: CancelToken) -> bool:
-    """Whether the run's outcome is evidence for its harness: it ran, the task has a verifier, and no
-    infrastructure failed — but running out of the caller's time budget is a genuine 0 (a harness too
-    slow for it must lose share). An unverified run waits for a report."""
+def verified(run: RunResult | None, task: Task, cancel: CancelToken,
+             trusted: frozenset[str] | None = None) -> bool:
+    """Whether the run's outcome is evidence for its harness: it ran, the task has a verifier (of a kind
+    `trusted` names, where it names any), and no infrastructure failed — but running out of the caller's
+    time budget is a genuine 0 (a harness too slow for it must lose share). An unverified run waits for a
+    report."""
     if run is None or task.verifier.kind == "none":
         return False
+    if trusted is not None and task.verifier.kind not in trusted:
+        return False  # the operator does not take this caller's verifiers of this kind as proof
     if run.client_calls and task.verifier.kind != "calls":
         return False  # paused at the client's calls: the answer's verifier judges the answer to come
     out_of_time = run.interrupted and cancel.deadline is not None and time.monotonic() >= cancel.deadline
@@ -77,11 +81,12 @@ class JitPipeline:
 
     async def stream(self, task: Task, *, execute: bool = True, seed: int = 0,
                      cancel: CancelToken | None = None, deadline: float | None = None, n: int | None = None,
-                     delivery: str | None = None, run_id: str | None = None,
-                     pool: str = "") -> AsyncIterator[SolveEvent]:
+                     delivery: str | None = None, run_id: str | None = None, pool: str = "",
+                     trusted: frozenset[str] | None = None) -> AsyncIterator[SolveEvent]:
         """`delivery`: the queue delivery the task came from; the bank records its outcome once.
         `run_id`: the id the run is recorded under (default: a new one), in the result. `pool`: the
-        memory its caller learns in and from (`HarnessBank.cluster_for`)."""
+        memory its caller learns in and from (`HarnessBank.cluster_for`); `trusted`: the verifier kinds
+        whose pass admits its run there (None: every kind)."""
         start = time.monotonic()
         run_id = run_id or uuid.uuid4().hex
         cancel = (cancel or CancelToken()).tighten(deadline)
@@ -108,8 +113,9 @@ class JitPipeline:
                 shown = event.examples
             yield event
         admitted = None
+        proof = verified(run, task, cancel, trusted)
         if self.config.learn and (admitted := await self._learn(run_id, task, route, spec, run, cluster,
-                                                                 delivery, cancel)):
+                                                                 delivery, proof)):
             yield admitted
         yield SolveResult(task_id=task.id, route=route, harness=spec, cluster=cluster, synthesis=synthesis,
                           run=run, references=list(arms),
@@ -123,7 +129,7 @@ class JitPipeline:
         where it does not execute): the solver with the harness's adapter, where it names one."""
         shown = await asyncio.to_thread(examples_for, self.bank, self.spec_of, spec, task, cluster) \
             if execute else NOTHING
-        yield Chosen(harness=spec, examples=shown.sources)
+        yield Chosen(harness=spec, examples=shown.sources, evidence=shown.evidence)
         if execute:
             solver = await asyncio.to_thread(solver_for, self.bank, self.solver, spec)
             async for event in self.runtime.stream(spec, task, seed=seed, cancel=cancel, deadline=deadline,
@@ -131,11 +137,11 @@ class JitPipeline:
                 yield event
 
     async def _learn(self, run_id: str, task: Task, route: Route, spec: HarnessSpec, run: RunResult | None,
-                     cluster: str, delivery: str | None, cancel: CancelToken) -> BankDecision | None:
-        """The run recorded, and where it was verified its outcome admitted (one more verified run for the
-        retrainer); the bank's decision, or None."""
+                     cluster: str, delivery: str | None, admit: bool) -> BankDecision | None:
+        """The run recorded, and where it is to `admit` (verified) its outcome admitted (one more verified
+        run for the retrainer); the bank's decision, or None."""
         decision = await asyncio.to_thread(self._record, run_id, task, route, spec, run, cluster, delivery,
-                                           verified(run, task, cancel))
+                                           admit)
         if decision is None:
             return None
         self.retrainer.verified()

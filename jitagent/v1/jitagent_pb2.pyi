@@ -427,14 +427,16 @@ class CandidateChecked(_message.Message):
     def __init__(self, index: _Optional[int] = ..., ok: _Optional[bool] = ..., text: _Optional[str] = ...) -> None: ...
 
 class Chosen(_message.Message):
-    __slots__ = ("harness_id", "name", "examples")
+    __slots__ = ("harness_id", "name", "examples", "evidence")
     HARNESS_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     EXAMPLES_FIELD_NUMBER: _ClassVar[int]
+    EVIDENCE_FIELD_NUMBER: _ClassVar[int]
     harness_id: str
     name: str
     examples: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, harness_id: _Optional[str] = ..., name: _Optional[str] = ..., examples: _Optional[_Iterable[str]] = ...) -> None: ...
+    evidence: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, harness_id: _Optional[str] = ..., name: _Optional[str] = ..., examples: _Optional[_Iterable[str]] = ..., evidence: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Step(_message.Message):
     __slots__ = ("kind", "text", "tool", "ok", "step", "depth")

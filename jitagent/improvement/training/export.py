@@ -11,7 +11,8 @@
 Only outcomes are sources, so only what a verifier or a later report scored. Tasks whose text is `held_out`
 (a suite's `final` split, say) are never exported: a model trained on them ahead of time would be measured
 on what it was taught. Every record names the run it came from (`run_id`, or `outcome:N` for an outcome with
-no server run, such as a warm-up's).
+no server run, such as a warm-up's) and the evidence that admitted it (`verifier:KIND`, `report:TENANT`; None
+where the bank did not keep it).
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def sft_records(bank: HarnessBank, spec_of: Callable[[str], HarnessSpec], config
         per_cluster[s.cluster] += 1
         prompt = opening(spec_of(s.harness_id), s.task_text)
         yield {"messages": [*prompt, *s.turns], "prompt_messages": len(prompt), "run_id": source(s),
-               "harness_id": s.harness_id, "cluster": s.cluster, "reward": s.reward}
+               "harness_id": s.harness_id, "cluster": s.cluster, "reward": s.reward, "evidence": s.evidence}
 
 
 def preference_pairs(bank: HarnessBank, spec_of: Callable[[str], HarnessSpec], config: ExportConfig

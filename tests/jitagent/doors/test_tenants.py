@@ -225,3 +225,34 @@ def test_a_client_lists_and_reads_the_seeds_and_its_own_tenants_harnesses_only(m
                 chain = await own.lineage(theirs.id)
             assert [h.id for h in chain.chain] == [theirs.id, seeds["react"].id]
     asyncio.run(main())
+
+
+def test_the_operator_says_what_teaches_a_tenant_and_every_outcome_names_its_evidence(make_config, tmp_path):
+    """`teaches` in the tokens file: a tenant whose `exact` verifiers and reports the operator does not take
+    as proof solves as before, but nothing of it is learned; what is learned names what admitted it."""
+    from jitagent.improvement.training.export import ExportConfig, usable
+
+    tokens = tmp_path / "tokens.json"
+    open_token = add_token(tokens, "open", "client")
+    strict_token = add_token(tokens, "strict", "client", teaches=["numeric"])
+    exact = Task(id="e", prompt="What is 1 + 1?", type="add", verifier={"kind": "exact", "expected": "2"})
+    numeric = Task(id="n", prompt="What is 2 + 2?", type="add", verifier={"kind": "numeric", "expected": 4})
+
+    async def main():
+        async with running(make_config(tokens_file=tokens), token=strict_token) as (server, strict):
+            bank = server.solving.pipeline.bank
+            untrusted, trusted = await strict.solve_result(exact), await strict.solve_result(numeric)
+            assert untrusted.HasField("reward") and not untrusted.bank_decision  # judged, not learned from
+            assert not bank.run(untrusted.run_id).outcomes and trusted.bank_decision
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await strict.report_outcome(untrusted.run_id, 1.0)
+            assert err.value.code() == grpc.StatusCode.PERMISSION_DENIED
+            assert "tenant 'strict''s reports do not teach" in err.value.details()
+            async with JitAgentClient(f"127.0.0.1:{server.port}", token=open_token) as opened:
+                reported = await opened.solve_result(Task(id="o", prompt="What is 3 + 3?", type="add"))
+                await opened.report_outcome(reported.run_id, 1.0)
+            kept = {o.run_id: o.evidence for o in bank.solutions(None, 0.0, None)}
+            assert kept[trusted.run_id] == "verifier:numeric" and kept[reported.run_id] == "report:open"
+            assert untrusted.run_id not in kept
+            assert {r.evidence for r in usable(bank, ExportConfig(pool="strict"))} == {"verifier:numeric"}
+    asyncio.run(main())

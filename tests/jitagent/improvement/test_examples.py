@@ -81,6 +81,7 @@ def test_only_verified_runs_of_the_same_format_are_shown_and_never_the_task_itse
     solved(seeded_bank, SEEDS["direct"], task(4), ScriptedModel(["28"]))  # another format
     shown = examples_for(seeded_bank, spec_reader(seeded_bank), VARIANT, task(1), CLUSTER)
     assert len(shown.sources) == 1  # t3 only: t1 is the task itself, t2 failed, t4 is not a program
+    assert shown.evidence == (f"verifier:{task(3).verifier.kind}",)  # what admitted it
     assert "What is 3 times 7?" in shown.messages[0]["content"]
     assert shown.messages[1]["content"].startswith("```python\nprint(3 * 7)")
     same_text = task(9, prompt="What is 3 times 7?")

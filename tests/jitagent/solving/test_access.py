@@ -37,6 +37,8 @@ def test_a_tokens_file_names_each_tokens_tenant_and_role_and_holds_no_token(tmp_
     (json.dumps({"tokens": [{"token_sha256": "a" * 64, "tenant": "t"}] * 2}), "a token is listed twice"),
     (json.dumps({"tokens": [{"token_sha256": "a" * 64, "tenant": "a"},
                             {"token_sha256": "b" * 64, "tenant": "b", "pool": "a"}]}), "pool 'a' is also a"),
+    (json.dumps({"tokens": [{"token_sha256": "a" * 64, "tenant": "t", "teaches": ["numeric", "vibes"]}]}),
+     "teaches: 'vibes' is none of exact, numeric"),
 ])
 def test_a_tokens_file_that_cannot_be_used_is_one_line_naming_it_and_the_problem(tmp_path, content, said):
     path = tmp_path / "tokens.json"

@@ -52,7 +52,8 @@ def readable(pool: str) -> tuple[str, tuple]:
 
 
 class Catalog:
-    """The harnesses a pool may read (no pool: all of them)."""
+    """What a pool holds: the harnesses it may read (no pool: all of them), its clusters, and the runs
+    under a name (a tenant's run ids: what its quotas count)."""
 
     def __init__(self, store: Store):
         self.store = store
@@ -82,6 +83,17 @@ class Catalog:
             except BankError:
                 break
         return chain
+
+
+    def clusters(self, pool: str) -> set[str]:
+        """The clusters the server ran tasks of in `pool`."""
+        where, params = in_pool("cluster", pool)
+        return {r[0] for r in self.store.query(f"SELECT DISTINCT cluster FROM runs WHERE {where}", params)}
+
+    def runs_named(self, prefix: str) -> int:
+        """How many runs have an id that starts with `prefix` (non-empty), by the id's index."""
+        after = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+        return self.store.query("SELECT COUNT(*) FROM runs WHERE id >= ? AND id < ?", (prefix, after))[0][0]
 
 
 def harness_record(row) -> HarnessRecord:

@@ -44,6 +44,8 @@ class Caller(BaseModel):
     max_open: int | None = None  # the tenant's solves open at once (None: only the server's limit)
     max_batch: int | None = None  # tasks in one Synthesize call (None: any)
     teaches: frozenset[str] = frozenset(EVIDENCE)  # the evidence of its runs that its memory learns from
+    max_runs: int | None = None  # runs the bank keeps of the tenant (None: any)
+    max_clusters: int | None = None  # clusters of its pool (None: any)
 
     @property
     def operator(self) -> bool:
@@ -68,6 +70,10 @@ class Grant(BaseModel):
     max_open: int | None = Field(None, ge=1, description="the tenant's solves open at once (calls and task "
                                  "streams); default: only the server's --max-concurrent")
     max_batch: int = Field(MAX_BATCH, ge=1, le=10_000, description="tasks in one Synthesize call")
+    max_runs: int | None = Field(None, ge=1, description="runs the bank keeps of the tenant, and so its "
+                                 "outcomes and labelled tasks (the files they hold) at most; default: any")
+    max_clusters: int | None = Field(None, ge=1, description="clusters of the tenant's pool; a task that "
+                                     "would open one more is refused; default: any")
     teaches: list[str] = Field(list(EVIDENCE), description="what admits the tenant's runs as evidence its "
                                "memory learns from: the verifier kinds whose pass counts as verified, and "
                                f"`report` for its reports on its runs; of {', '.join(EVIDENCE)} "

@@ -191,6 +191,8 @@ as whom (open: everyone is the operator)."""
         if run is None and replay and (result := await self._over(run_id)) is not None:
             yield result
             return
+        if self._joinable(run_id) is None:
+            await self._within_quota(caller, task)
         run = self._joinable(run_id)  # a call with the same id may have started it meanwhile
         if run is None:
             run = self.running[run_id] = Run()
@@ -206,6 +208,27 @@ as whom (open: everyone is the operator)."""
                 yield result
                 return
             raise
+
+    async def _within_quota(self, caller: Caller, task: Task) -> None:
+        """Refuse a run the bank would keep past the tenant's `max_runs`, or in a cluster past its pool's
+        `max_clusters` (quota: nothing is run or stored)."""
+        if caller.max_runs is None and caller.max_clusters is None:
+            return
+        pool = self.access.pool(caller)
+
+        def check(bank) -> None:
+            kept = bank.catalog.runs_named(self.access.run_id(caller, ""))
+            if caller.max_runs is not None and kept >= caller.max_runs:
+                raise SolveError("quota", f"tenant {caller.tenant!r} has {kept} runs kept, its quota "
+                                          f"(max_runs {caller.max_runs}); the operator may raise it")
+            if caller.max_clusters is not None:
+                clusters = bank.catalog.clusters(pool)
+                cluster = bank.cluster_for(task.prompt, task.type, tuple(task.tags), pool)
+                if cluster not in clusters and len(clusters) >= caller.max_clusters:
+                    raise SolveError("quota", f"task {task.id} would open cluster {clipped(cluster)}; pool "
+                                              f"{pool!r} has {len(clusters)} clusters, its quota "
+                                              f"(max_clusters {caller.max_clusters})")
+        await self._bank_call(check)
 
     async def report(self, report: Report, caller: Caller, *, door: str = "grpc", **kw) -> Recorded:
         """An outcome someone reports (`JitPipeline.report_outcome`); SolveError names what was wrong. One

@@ -256,3 +256,37 @@ def test_the_operator_says_what_teaches_a_tenant_and_every_outcome_names_its_evi
             assert untrusted.run_id not in kept
             assert {r.evidence for r in usable(bank, ExportConfig(pool="strict"))} == {"verifier:numeric"}
     asyncio.run(main())
+
+
+def test_a_tenants_stored_runs_and_clusters_are_bounded_and_a_refusal_keeps_nothing(make_config, tmp_path):
+    """`max_runs` bounds what the bank keeps of a tenant (runs, and so outcomes and labelled tasks);
+    `max_clusters` the clusters of its pool. Past either: RESOURCE_EXHAUSTED, nothing run or stored."""
+    tokens = tmp_path / "tokens.json"
+    grants = [{"token_sha256": digest("few"), "tenant": "few", "max_runs": 2},
+              {"token_sha256": digest("narrow"), "tenant": "narrow", "max_clusters": 1}]
+    tokens.write_text(json.dumps({"tokens": grants}))
+
+    def add(a: int, kind: str = "add") -> Task:
+        return Task(id=f"{kind}{a}", prompt=f"What is {a} {'+' if kind == 'add' else '-'} 1?", type=kind)
+
+    async def refused(client, task: Task, said: str) -> None:
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await client.solve_result(task)
+        assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and said in err.value.details()
+
+    async def main():
+        async with running(make_config(tokens_file=tokens), token="few") as (server, few):
+            bank = server.solving.pipeline.bank
+            first = await few.solve_result(add(1), request_id="r1")
+            await few.solve_result(add(2))
+            before = bank.stats()
+            await refused(few, add(3), "tenant 'few' has 2 runs kept, its quota (max_runs 2)")
+            assert bank.stats() == before
+            assert (await few.solve_result(add(1), request_id="r1")).run_id == first.run_id  # a replay is not
+            async with JitAgentClient(f"127.0.0.1:{server.port}", token="narrow") as narrow:
+                await narrow.solve_result(add(1))
+                before = bank.stats()
+                await refused(narrow, add(1, "sub"), "has 1 clusters, its quota (max_clusters 1)")
+                assert bank.stats() == before
+                assert (await narrow.solve_result(add(2))).cluster == "narrow/type:add"  # its cluster: room
+    asyncio.run(main())

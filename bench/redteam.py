@@ -266,9 +266,11 @@ def huge_integer_spec() -> Case:
 
 class Server:
     """`jitagent serve` with a token, its HTTP door, a data dir made 0755 beforehand, and 1,024 open files.
-    With `tenants`, a tokens file instead: the operator's token (`token`) and two clients' (`tenants`)."""
+    With `tenants`, a tokens file instead: the operator's token (`token`) and two clients' (`tenants`).
+    With `bwrap` False, one that finds no bwrap on its PATH, as on a host without it: it cannot confine
+    its runs."""
 
-    def __init__(self, root: Path, tenants: tuple[str, ...] = ()):
+    def __init__(self, root: Path, tenants: tuple[str, ...] = (), bwrap: bool = True):
         self.token, self.port, self.http_port = uuid.uuid4().hex, free_port(), free_port()
         self.data = root / "data"
         self.data.mkdir(mode=0o755)
@@ -281,13 +283,15 @@ class Server:
             self.tenants = {name: add_token(self.tokens_file, name, "client") for name in tenants}
             env, access = dict(os.environ), ["--tokens-file", str(self.tokens_file)]
             env.pop("JITAGENT_AUTH_TOKEN", None)
+        if not bwrap:
+            env["PATH"] = str(Path(sys.executable).parent)
         hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
         usual = (1024, hard) if hard == resource.RLIM_INFINITY or hard > 1024 else (hard, hard)
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "jitagent", "serve", "--port", str(self.port), "--openai-port",
-                 str(self.http_port), "--data-dir", str(self.data), "--meta-model", "scripted",
-                 "--no-dry-run", "--n", "1", *access], env=env, stdout=log, stderr=log,
+                [sys.executable, "-m", "jitagent", "serve", "--port", str(self.port),
+                 "--openai-port", str(self.http_port), "--data-dir", str(self.data), "--meta-model",
+                 "scripted", "--no-dry-run", "--n", "1", *access], env=env, stdout=log, stderr=log,
                 preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, usual))
 
     def client(self, token: str | None = "") -> JitAgentClient:
@@ -575,6 +579,25 @@ async def altered_adapter(_: Server) -> tuple[bool, str]:
             bank.close()
 
 
+async def unconfined_verifier(_: Server) -> tuple[bool, str]:
+    """A client's verifier that reads the server's environment, on a server that cannot confine runs (no
+    bwrap: no namespaces of the run's own; the same holds of one not run as root)."""
+    reads_secrets = {"kind": "shell_check", "command": "cat /proc/*/environ | tr '\\0' '\\n' | grep TOKEN"}
+    with tempfile.TemporaryDirectory() as root:
+        server = Server(Path(root), ("attacker",), bwrap=False)
+        try:
+            async with server.client() as operator:
+                await operator.wait_ready(300)
+            async with server.tenant("attacker") as attacker:
+                error = await rpc_error(attacker.solve_result(Task(id="x", prompt="Say hi.",
+                                                                   verifier=reads_secrets)))
+        finally:
+            server.stop()
+    code = error and error.code().name
+    return code == "FAILED_PRECONDITION", \
+        f"a shell_check reading /proc/*/environ on a server without bwrap: {code or 'it ran'}"
+
+
 TENANT_CASES = [("tenants: shell_check true poisons another tenant's examples", "45", poisoned_memory),
                 ("tenants: a victim's request_id claimed first", "45", claimed_request_id),
                 ("tenants: a victim's run id replayed and reported on", "45", replayed_run_id),
@@ -583,7 +606,9 @@ TENANT_CASES = [("tenants: shell_check true poisons another tenant's examples", 
                 ("tenants: a client lists every harness", "45", anyone_reads_everything),
                 ("tenants: MCP over HTTP without a token", "45", mcp_http_without_token),
                 ("tenants: a Redis URL's password in an error", "45", redis_password),
-                ("tenants: an adapter row naming a path", "45", altered_adapter)]
+                ("tenants: an adapter row naming a path", "45", altered_adapter),
+                ("tenants: a verifier reading secrets on a server that cannot confine runs", "45",
+                 unconfined_verifier)]
 
 
 async def against_a_server(cases: list[tuple[str, str, Callable]],

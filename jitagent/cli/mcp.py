@@ -39,7 +39,7 @@ def cmd_mcp(args) -> int:
                                   solver_model=args.solver_model, api_key=api_key(args), config=config,
                                   preload=True)
     admission = settings.fields_of(args, settings.ADMISSION, settings.SERVER)
-    solving = Solving(pipeline, **admission, access=access)
+    solving = Solving(pipeline, **admission, access=access, allow_unconfined=args.allow_unconfined)
 
     async def serve() -> None:
         server = await build_server(solving)

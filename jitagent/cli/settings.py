@@ -85,6 +85,12 @@ def field_setting(model: str, field: str, flag: str | None = None, **kw) -> Sett
                    kw.pop("help", info.description), **kw)
 
 
+def switch_setting(model: str, field: str) -> Setting:
+    """The switch (`--allow-unconfined`) of the config model's boolean field, its help the field's."""
+    info = pkgutil.resolve_name(model).model_fields[field]
+    return Setting("--" + field.replace("_", "-"), FieldDefault(model, field), None, info.description)
+
+
 LOG_FORMAT = Setting("--log-format", "json", log_format, "json | text")
 SERVER = "jitagent.doors.server:ServerConfig"
 SYNTHESIS = "jitagent.improvement.synthesis.synthesize:SynthesisConfig"
@@ -117,6 +123,7 @@ ACCESS = (Setting("--auth-token-file", None, Path, "a file holding the bearer to
           field_setting(SERVER, "tokens_file", metavar="FILE"))
 SERVE = (
     *(field_setting(SERVER, name) for name in ("host", "port")),
+    switch_setting(SERVER, "allow_unconfined"),
     *BANK, *MODELS,
     *ADMISSION,
     *SYNTHESIZING,
@@ -135,13 +142,14 @@ WORK = (  # beside the bank and the models (cli.common's bank() and models())
     field_setting(WORKER, "claim_idle_s", "--claim-idle"),
     field_setting(WORKER, "max_deliveries"),
     field_setting(WORKER, "task_timeout_s", "--task-timeout"),
+    switch_setting(WORKER, "allow_unconfined"),
     GRACE,
     *SYNTHESIZING, LOG_FORMAT,
 )
 MCP = (  # beside the bank and the models
     Setting("--http-port", None, PORT, "serve streamable HTTP at http://HOST:PORT/mcp instead of stdio"),
     field_setting(SERVER, "host", help="the address --http-port listens on"),
-    *ACCESS, *ADMISSION, *SYNTHESIZING,
+    *ACCESS, *ADMISSION, *SYNTHESIZING, switch_setting(SERVER, "allow_unconfined"),
 )
 # one config file for every command that serves: each takes the keys it knows and leaves the others'
 SERVING = {s.dest for group in (SERVE, WORK, MCP, BANK, MODELS) for s in group}

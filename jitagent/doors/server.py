@@ -36,6 +36,7 @@ from jitagent.sandbox.launch import reclaim_leftovers
 from jitagent.solving.access import Access, AccessError
 from jitagent.solving.assembly import build_pipeline
 from jitagent.solving.config import PipelineConfig
+from jitagent.solving.confinement import ALLOW_UNCONFINED
 from jitagent.solving.layer import Solving
 from jitagent.v1 import jitagent_pb2 as pb
 from jitagent.v1 import jitagent_pb2_grpc as pb_grpc
@@ -83,6 +84,7 @@ class ServerConfig(BaseModel):
     openai_port: int | None = Field(None, ge=0, le=65535, description="also serve the OpenAI-compatible HTTP "
                                     "API (/v1/chat/completions) on this port, on the same pipeline")
     keepalive_s: float = Field(5.0, gt=0, description="a streamed HTTP answer's keep-alive comments, apart")
+    allow_unconfined: bool = Field(False, description=ALLOW_UNCONFINED)
     log_format: str = "json"
     pipeline: PipelineConfig = Field(default_factory=PipelineConfig)
 
@@ -94,7 +96,7 @@ class JitAgentServer:
         self.metrics = Metrics()
         self.solving = Solving(concurrency=config.concurrency, max_queue=config.max_queue,
                                max_concurrent=config.max_concurrent, on_result=self.metrics.record_result,
-                               access=access_for(config))
+                               access=access_for(config), allow_unconfined=config.allow_unconfined)
         self.metrics.watch(self.solving)
         self.service = JitAgentService(self.metrics, self.solving)
         self.health = health.aio.HealthServicer()

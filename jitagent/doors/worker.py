@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field
 
 from jitagent.common.errors import one_line
 from jitagent.fleet.queue import Entry, TaskQueue, error_code
+from jitagent.solving.confinement import ALLOW_UNCONFINED
 from jitagent.solving.layer import PERMANENT, SolveError, Solving, deadline_in
 from jitagent.tasks.task import TaskFileError, parse_tasks
 
@@ -47,6 +48,7 @@ class WorkerConfig(BaseModel):
     task_timeout_s: float = Field(600.0, gt=0, description="wall-clock budget of one task")
     grace_s: float = Field(10.0, ge=0, description="time running tasks get to finish on stop")
     block_s: float = Field(1.0, gt=0, description="one read's wait for a new task (how soon a stop is seen)")
+    allow_unconfined: bool = Field(False, description=ALLOW_UNCONFINED)
 
 
 class Worker:
@@ -55,7 +57,8 @@ class Worker:
         self.config = config or WorkerConfig()
         # a task is taken only into a free slot, so the solving layer's admission never makes one wait
         self.solving = Solving(pipeline, concurrency=self.config.slots, max_queue=0,
-                               max_concurrent=self.config.slots)
+                               max_concurrent=self.config.slots,
+                               allow_unconfined=self.config.allow_unconfined)
         self.in_flight: dict[str, asyncio.Task] = {}
 
     async def run(self, stop: asyncio.Event) -> None:

@@ -40,6 +40,7 @@ from jitagent.models.base import Cancelled, CancelToken, ModelError
 from jitagent.runtime.channel import last_of
 from jitagent.runtime.events import Cost, RunResult, Trajectory
 from jitagent.solving.access import OPERATOR, Access, Caller
+from jitagent.solving.confinement import CODE_TOOLS, CODE_VERIFIERS, confined, refusal, without_code_tools
 from jitagent.solving.events import SolveEvent, SolveResult
 from jitagent.solving.feedback import FeedbackError, Recorded, Report
 from jitagent.solving.pipeline import JitPipeline
@@ -111,9 +112,11 @@ as whom (open: everyone is the operator)."""
 
     def __init__(self, pipeline: JitPipeline | None = None, *, concurrency: int = 1, max_queue: int = 64,
                  max_concurrent: int = 128, remember: int = 256,
-                 on_result: Callable[[SolveResult], None] | None = None, access: Access | None = None):
+                 on_result: Callable[[SolveResult], None] | None = None, access: Access | None = None,
+                 allow_unconfined: bool = False):
         self.pipeline, self.load_error = pipeline, None
         self.access = access or Access()
+        self.runs_code: bool | None = True if allow_unconfined else None  # None: not yet probed
         self.slots = asyncio.Semaphore(concurrency)
         self.max_queue, self.max_concurrent, self.remember = max_queue, max_concurrent, remember
         self.waiting = self.working = self.open_solves = 0
@@ -185,7 +188,7 @@ as whom (open: everyone is the operator)."""
         With `replay` (the id is the caller's, so it may have run before): the run in progress under it, or
         only the result of the one that is over. `deadline` (monotonic) stops its work; SolveError says
         why it could not finish. `caller`: whose memory the run learns in and from (its tenant's pool)."""
-        self.ready()
+        task = await self._confinable(task)
         run_id, n = run_id or new_run_id(), self.candidates(n)
         run = self._joinable(run_id)
         if run is None and replay and (result := await self._over(run_id)) is not None:
@@ -208,6 +211,23 @@ as whom (open: everyone is the operator)."""
                 yield result
                 return
             raise
+
+    async def _confinable(self, task: Task) -> Task:
+        """The task as this server may run it: where runs cannot be confined (and the operator did not
+        allow it anyway), without the tools that run code, and refused (precondition) where its verifier
+        runs code; no code is written for clusters there."""
+        pipeline = self.ready()
+        if self.runs_code is None:
+            self.runs_code = await asyncio.to_thread(confined)
+            if not self.runs_code:
+                log.warning(json.dumps({"event": "unconfined", "refused": sorted(CODE_VERIFIERS),
+                                        "tools_taken_out": sorted(CODE_TOOLS)}))
+                pipeline.config.online_tools = False
+        if self.runs_code:
+            return task
+        if problem := refusal(task):
+            raise SolveError("precondition", problem, (("task.verifier.kind", "runs code"),))
+        return without_code_tools(task)
 
     async def _within_quota(self, caller: Caller, task: Task) -> None:
         """Refuse a run the bank would keep past the tenant's `max_runs`, or in a cluster past its pool's

@@ -14,6 +14,7 @@ from jitagent.improvement.synthesis.synthesize import SynthesisCost
 from jitagent.models.base import ModelError
 from jitagent.protocol.records import from_message, to_message
 from jitagent.solving.access import OPERATOR, Access, Caller
+from jitagent.solving.config import PipelineConfig
 from jitagent.solving.events import Chosen, SolveResult
 from jitagent.solving.layer import SolveError, Solving
 from jitagent.solving.result import Solved
@@ -35,9 +36,11 @@ class FakePipeline:
 
     def __init__(self, delay: float = 0.05, fails: Exception | None = None):
         self.delay, self.fails, self.started, self.bank = delay, fails, 0, FakeBank()
+        self.config, self.tasks = PipelineConfig(), []
 
     async def stream(self, task, *, run_id, **kw):
         self.started += 1
+        self.tasks.append(task)
         yield Chosen(harness=DIRECT)
         await asyncio.sleep(self.delay)
         if self.fails is not None:
@@ -141,3 +144,24 @@ def test_the_flat_record_goes_on_the_wire_and_back_by_field_name():
     assert message.route == pb.ROUTE_EXPLORE and message.harness_name == "direct"
     assert not message.HasField("answer") and not message.HasField("reward")  # unknown stays absent
     assert from_message(Solved, message) == solved
+
+
+def test_where_runs_cannot_be_confined_code_verifiers_are_refused_and_code_tools_taken_out(monkeypatch):
+    """Not root, or no bwrap: a run would be the server's own uid, able to read its secrets (issue 45)."""
+    monkeypatch.setattr("jitagent.solving.layer.confined", lambda: False)
+    environ = {"kind": "shell_check", "command": "cat /proc/1/environ"}
+    checked = Task(id="c", prompt="Say hi.", verifier=environ)
+    plain = Task(id="p", prompt="What is 2 + 3?", tools=["python", "read_file"])
+
+    async def main(solving: Solving) -> None:
+        [e async for e in solving.events(plain)]
+        [e async for e in solving.events(checked)]
+
+    pipeline = FakePipeline()
+    with pytest.raises(SolveError) as err:
+        asyncio.run(main(Solving(pipeline)))
+    assert err.value.kind == "precondition" and "its verifier (shell_check) runs code" in str(err.value)
+    assert [t.tools for t in pipeline.tasks] == [["read_file"]] and not pipeline.config.online_tools
+    allowed = FakePipeline()
+    asyncio.run(main(Solving(allowed, allow_unconfined=True)))  # the operator said so
+    assert [t.tools for t in allowed.tasks] == [["python", "read_file"], None] and allowed.config.online_tools

@@ -7,6 +7,7 @@ import asyncio
 import json
 import signal
 import sys
+from pathlib import Path
 
 from jitagent.cli import settings
 from jitagent.cli.common import (
@@ -17,12 +18,14 @@ from jitagent.cli.common import (
     models,
     parent_parser,
     say,
+    secret_from,
     synthesis_config,
 )
-from jitagent.cli.options import COUNT, without_password
+from jitagent.cli.options import COUNT, USAGE, without_password
 from jitagent.cli.settings import Setting
 
 REDIS_ENV = "JITAGENT_REDIS_URL"
+QUEUE_TOKEN_ENV = "JITAGENT_QUEUE_TOKEN"
 REDIS = Setting("--redis", "redis://127.0.0.1:6379/0", str, "Redis URL (default: ${variable} or {default})",
                 env=REDIS_ENV, argv_type=without_password(f"set {REDIS_ENV}"))
 STREAM, GROUP = "jitagent:tasks", "jitagent"
@@ -47,10 +50,16 @@ def cmd_worker(args) -> int:
     from jitagent.doors.worker import Worker, WorkerConfig
     from jitagent.harness.spec import format_validation_error
     from jitagent.sandbox.launch import reclaim_leftovers
+    from jitagent.solving.access import Access, AccessError
     from jitagent.solving.assembly import build_pipeline
     from jitagent.solving.config import PipelineConfig
 
     configure(args.log_format)
+    try:
+        access = Access.configured(None, args.tokens_file)
+    except AccessError as exc:
+        say(f"jitagent worker: {exc}")
+        return USAGE
     chosen = settings.fields_of(args, settings.WORK, settings.WORKER) | {"name": args.name,
                                                                          "grace_s": args.grace}
     try:
@@ -72,7 +81,7 @@ def cmd_worker(args) -> int:
         stop = asyncio.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):
             asyncio.get_running_loop().add_signal_handler(sig, stop.set)
-        await Worker(pipeline, queue, config).run(stop)
+        await Worker(pipeline, queue, config, access).run(stop)
     try:
         return _with_queue(args, work, "jitagent worker")
     finally:
@@ -129,10 +138,11 @@ def cmd_put(args) -> int:
     tasks = parse_tasks(sys.stdin.read().splitlines(), "<stdin>") if args.source == "-" \
         else load_suite(args.source, args.split)
     tasks = tasks[:args.limit] if args.limit else tasks
+    token = secret_from(args.token, args.token_file, "--token", QUEUE_TOKEN_ENV)
 
     async def put(queue):
         once = [t.id for t in tasks] if args.once else None
-        for entry, task in zip(await queue.put([t.model_dump_json() for t in tasks], once), tasks):
+        for entry, task in zip(await queue.put([t.model_dump_json() for t in tasks], once, token), tasks):
             print(json.dumps({"entry": entry, "task_id": task.id}))
     return _with_queue(args, put)
 
@@ -180,6 +190,10 @@ def add_commands(sub) -> None:
     q.add_argument("--limit", type=COUNT, help="only the first N tasks")
     q.add_argument("--once", action="store_true", help="a task whose id was put in the last day is not put "
                                                        "again (its first entry is printed): safe to retry")
+    q.add_argument("--token-file", type=Path, metavar="FILE",
+                   help=f"a file holding the bearer token the tasks are sent with (or {QUEUE_TOKEN_ENV}): "
+                        f"a worker with --tokens-file runs them as its tenant's")
+    q.add_argument("--token", help=argparse.SUPPRESS)  # taken only to be refused: argv shows it to all
     q.set_defaults(func=cmd_put)
     q = cmds.add_parser("results", help="results as JSON lines (--dead: the dead letters)", parents=shared)
     q.add_argument("--dead", action="store_true", help="the dead letters instead of the results")

@@ -118,9 +118,10 @@ ADMISSION = tuple(field_setting(SERVER, name) for name in ("concurrency", "max_q
 # what work in progress gets on SIGTERM, a server's calls or a worker's tasks (their configs' `grace_s`)
 GRACE = field_setting(SERVER, "grace_s", "--grace", help="seconds work in progress gets on SIGTERM")
 # who may call a serving process, and as whom (jitagent.solving.access)
+TOKENS_FILE = field_setting(SERVER, "tokens_file", metavar="FILE")
 ACCESS = (Setting("--auth-token-file", None, Path, "a file holding the bearer token clients must send (or "
                   "JITAGENT_AUTH_TOKEN); its holder is the operator", refused="--auth-token"),
-          field_setting(SERVER, "tokens_file", metavar="FILE"))
+          TOKENS_FILE)
 SERVE = (
     *(field_setting(SERVER, name) for name in ("host", "port")),
     switch_setting(SERVER, "allow_unconfined"),
@@ -143,6 +144,7 @@ WORK = (  # beside the bank and the models (cli.common's bank() and models())
     field_setting(WORKER, "max_deliveries"),
     field_setting(WORKER, "task_timeout_s", "--task-timeout"),
     switch_setting(WORKER, "allow_unconfined"),
+    TOKENS_FILE,  # with it, an entry runs as the tenant of the token it carries
     GRACE,
     *SYNTHESIZING, LOG_FORMAT,
 )

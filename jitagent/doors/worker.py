@@ -26,10 +26,11 @@ import redis.asyncio as redis
 from pydantic import BaseModel, Field
 
 from jitagent.common.errors import one_line
-from jitagent.fleet.queue import Entry, TaskQueue, error_code
+from jitagent.fleet.queue import TOKEN, Entry, TaskQueue, error_code
+from jitagent.solving.access import OPERATOR, Access, Caller
 from jitagent.solving.confinement import ALLOW_UNCONFINED
 from jitagent.solving.layer import PERMANENT, SolveError, Solving, deadline_in
-from jitagent.tasks.task import TaskFileError, parse_tasks
+from jitagent.tasks.task import Task, TaskFileError, parse_tasks
 
 MAX_ENTRY_CHARS = 4 << 20  # a queued task, as the gRPC and HTTP doors' largest request
 
@@ -52,12 +53,17 @@ class WorkerConfig(BaseModel):
 
 
 class Worker:
-    def __init__(self, pipeline: JitPipeline, queue: TaskQueue, config: WorkerConfig | None = None):
+    """Tasks from the queue through the solving layer. `access`: with a tokens file, an entry runs as the
+    tenant of the token it carries (`queue put --token-file`), and one without a known token is a dead
+    letter; else every entry is the operator's (whoever may write to Redis may run tasks)."""
+
+    def __init__(self, pipeline: JitPipeline, queue: TaskQueue, config: WorkerConfig | None = None,
+                 access: Access | None = None):
         self.queue = queue
         self.config = config or WorkerConfig()
         # a task is taken only into a free slot, so the solving layer's admission never makes one wait
         self.solving = Solving(pipeline, concurrency=self.config.slots, max_queue=0,
-                               max_concurrent=self.config.slots,
+                               max_concurrent=self.config.slots, access=access,
                                allow_unconfined=self.config.allow_unconfined)
         self.in_flight: dict[str, asyncio.Task] = {}
 
@@ -115,28 +121,21 @@ class Worker:
                 await self._bury(entry, f"delivered {entry.deliveries} times; last error: {error}")
                 return
             try:
-                text = entry.fields.get("task", "")
-                if len(text) > MAX_ENTRY_CHARS:  # not even parsed: JSON of any size would be read whole
-                    raise TaskFileError(f"entry {entry.id}: {len(text):,} characters; a queued task is at "
-                                        f"most {MAX_ENTRY_CHARS:,}")
-                tasks = parse_tasks([text], f"entry {entry.id}")
-                if not tasks:
-                    raise TaskFileError(f"entry {entry.id}: no task")
-                if tasks[0].client_tools:  # a run would pause at a call no one is there to answer
-                    raise TaskFileError(f"entry {entry.id}: a queued task cannot carry client_tools (its "
-                                        "client cannot answer a call); send it through the OpenAI door, "
-                                        "gRPC or the SDK")
+                task, caller = self._task_of(entry), self._caller(entry)
             except TaskFileError as exc:  # never runnable: no point in retrying
                 await self._bury(entry, str(exc))
                 return
-            task = tasks[0]
-            with self.solving.admitted():
+            with self.solving.admitted(caller):
                 result = await self.solving.solve(task, delivery=self.queue.delivery(entry), door="queue",
-                                                  deadline=deadline_in(self.config.task_timeout_s))
+                                                  deadline=deadline_in(self.config.task_timeout_s),
+                                                  run_id=self.solving.name_run(None, caller)[0],
+                                                  caller=caller)
             if result.run is not None and result.run.error is not None and not result.run.interrupted:
                 raise RuntimeError(result.run.error)  # a model or host failed, not the task: retry it
             fields = {"entry": entry.id, "task_id": task.id, "worker": self.config.name,
                       "result": json.dumps(result.to_dict())}
+            if self.solving.access.tenanted:
+                fields["tenant"] = caller.tenant
             finished = await self.queue.finish(self.config.name, entry, fields)
             log.info(json.dumps({"event": "finished", "entry": entry.id, "task_id": task.id,
                                  "deliveries": entry.deliveries, "finished": finished}))
@@ -149,6 +148,31 @@ class Worker:
                 await self._note(entry, one_line(exc))
         except Exception as exc:
             await self._note(entry, one_line(exc))
+
+    @staticmethod
+    def _task_of(entry: Entry) -> Task:
+        """The entry's task; TaskFileError for one that can never run."""
+        text = entry.fields.get("task", "")
+        if len(text) > MAX_ENTRY_CHARS:  # not even parsed: JSON of any size would be read whole
+            raise TaskFileError(f"entry {entry.id}: {len(text):,} characters; a queued task is at most "
+                                f"{MAX_ENTRY_CHARS:,}")
+        tasks = parse_tasks([text], f"entry {entry.id}")
+        if not tasks:
+            raise TaskFileError(f"entry {entry.id}: no task")
+        if tasks[0].client_tools:  # a run would pause at a call no one is there to answer
+            raise TaskFileError(f"entry {entry.id}: a queued task cannot carry client_tools (its client "
+                                "cannot answer a call); send it through the OpenAI door, gRPC or the SDK")
+        return tasks[0]
+
+    def _caller(self, entry: Entry) -> Caller:
+        """Whose the entry is: with tenants, its token's tenant (TaskFileError for a token none knows:
+        no retry can mend it); else the operator's."""
+        access = self.solving.access
+        if not access.tenanted:
+            return OPERATOR
+        if (caller := access.caller(f"Bearer {entry.fields.get(TOKEN, '')}")) is None:
+            raise TaskFileError(f"entry {entry.id}: no token this deployment knows (queue put --token-file)")
+        return caller
 
     async def _note(self, entry: Entry, error: str) -> None:
         """A failure a retry may get past: the entry stays pending, retried after the idle timeout."""

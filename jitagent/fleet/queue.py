@@ -3,7 +3,9 @@
 Keys, from the tasks stream's name S: `S` (tasks), `S:results`, `S:dead` (entries delivered more
 than K times, with their last error), `S:errors` (a hash: an entry's last error while it is
 retried) and `S:request:ID` (the entry that a put with request id ID added, kept for a day: a put
-retried after a lost reply adds nothing twice). Settling an entry — adding its result or dead
+retried after a lost reply adds nothing twice; with a token, `S:request:H:ID`, H its hash's head, so that
+no one holding another token can claim an id first). An entry may carry its sender's `token`: a worker
+with tenants runs it as that token's tenant (doors/worker.py). Settling an entry — adding its result or dead
 letter and acknowledging it — is one Lua script that only the consumer holding the entry gets to
 run: a worker that lost its entry to a reclaim writes nothing, so a task has one result however
 often it was delivered. The results and dead-letter streams keep about their newest `KEPT` entries
@@ -13,10 +15,12 @@ grows Redis without bound.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import redis.asyncio as redis
 
+TOKEN = "token"  # an entry's field: its sender's bearer token
 KEPT = 100_000  # entries of the results and of the dead-letter stream, about (Redis trims whole nodes)
 KEPT_TASK_CHARS = 2_000  # of a dead letter's task: enough to tell which it was
 # KEYS: tasks, target stream, errors; ARGV: group, consumer, entry id, kept, then field, value, ...
@@ -28,14 +32,19 @@ redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
 redis.call('HDEL', KEYS[3], ARGV[3])
 return 1
 """
-# KEYS: tasks; ARGV: seconds a request id is kept, then request id, task, request id, task, ...
+# KEYS: tasks; ARGV: seconds a request id is kept, the request ids' namespace, the token field's name and
+# value (empty: none), then request id, task, request id, task, ...
 PUT_ONCE = """
 local ids = {}
-for i = 2, #ARGV, 2 do
-  local key = KEYS[1] .. ':request:' .. ARGV[i]
+for i = 5, #ARGV, 2 do
+  local key = KEYS[1] .. ':request:' .. ARGV[2] .. ARGV[i]
   local known = redis.call('GET', key)
   if not known then
-    known = redis.call('XADD', KEYS[1], '*', 'task', ARGV[i + 1], 'request', ARGV[i])
+    if ARGV[4] == '' then
+      known = redis.call('XADD', KEYS[1], '*', 'task', ARGV[i + 1], 'request', ARGV[i])
+    else
+      known = redis.call('XADD', KEYS[1], '*', 'task', ARGV[i + 1], 'request', ARGV[i], ARGV[3], ARGV[4])
+    end
     redis.call('SET', key, known, 'EX', ARGV[1])
   end
   ids[#ids + 1] = known
@@ -112,16 +121,20 @@ class TaskQueue:
             if error_code(exc) != "BUSYGROUP":
                 raise
 
-    async def put(self, tasks_json: list[str], request_ids: list[str] | None = None) -> list[str]:
-        """Add tasks (each a Task as JSON) in one round trip; their entry ids. With `request_ids` (one
-        per task), a task whose request id was put in the last day is not added again: its entry id
-        then is that of the first put, so a put retried after a lost reply is safe."""
+    async def put(self, tasks_json: list[str], request_ids: list[str] | None = None,
+                  token: str | None = None) -> list[str]:
+        """Add tasks (each a Task as JSON) in one round trip, each carrying `token` where given; their entry
+        ids. With `request_ids` (one per task), a task whose request id was put in the last day (with the
+        same token) is not added again: its entry id then is that of the first put, so a put retried after
+        a lost reply is safe."""
         if request_ids is not None:
             pairs = [part for pair in zip(request_ids, tasks_json, strict=True) for part in pair]
-            return await self._put_once(keys=[self.stream], args=[REQUEST_TTL_S, *pairs])
+            namespace = f"{hashlib.sha256(token.encode()).hexdigest()[:16]}:" if token else ""
+            return await self._put_once(keys=[self.stream], args=[REQUEST_TTL_S, namespace, TOKEN,
+                                                                  token or "", *pairs])
         async with self.redis.pipeline(transaction=True) as pipe:
             for task in tasks_json:
-                pipe.xadd(self.stream, {"task": task})
+                pipe.xadd(self.stream, {"task": task} | ({TOKEN: token} if token else {}))
             return await pipe.execute()
 
     async def take(self, consumer: str, claim_idle_s: float, block_s: float) -> Entry | None:

@@ -169,3 +169,32 @@ def test_the_results_and_dead_letter_streams_keep_about_their_newest_entries(que
         assert 10 <= stats["dead"] < 300  # Redis trims whole nodes of entries: about, not exactly, 10
         await queue.close()
     asyncio.run(main())
+
+
+def test_with_tenants_an_entry_runs_as_its_tokens_tenant_and_one_without_a_known_token_is_a_dead_letter(
+        queue, seeded_bank):
+    """The queue authenticates as every door does (issue 45): the token an entry carries names its tenant,
+    its run id and memory; a request id is the token's, so no one else can claim it first."""
+    from jitagent.solving.access import Access, Grant, digest
+
+    access = Access([Grant(token_sha256=digest(name), tenant=name) for name in ("victim", "attacker")],
+                    tenanted=True)
+    worker = Worker(pipeline(seeded_bank), queue, WorkerConfig(name="w", block_s=0.2), access)
+
+    async def main():
+        claimed = await queue.put([task(1, "What is 0 times {i}? BLUEBIRD")], ["order-7"], token="attacker")
+        own = await queue.put([task(2)], ["order-7"], token="victim")
+        assert own != claimed  # the victim's request id is its own
+        await queue.put([task(3)], token="stranger")
+        await queue.put([task(4)])
+        await run_until(worker, lambda: _results_at_least(queue, 2))
+        await run_until(worker, lambda: _dead_at_least(queue, 2))
+        results = {f["task_id"]: f for _, f in await queue.read("results")}
+        assert {k: f["tenant"] for k, f in results.items()} == {"t1": "attacker", "t2": "victim"}
+        victims = json.loads(results["t2"]["result"])
+        assert victims["run_id"].startswith("victim:") and victims["cluster"] == "victim/type:zero"
+        dead = await queue.read("dead")
+        assert all("no token this deployment knows" in f["error"] for _, f in dead) and len(dead) == 2
+        assert not any("token" in f for _, f in dead)  # a dead letter keeps no token
+        await queue.close()
+    asyncio.run(main())

@@ -16,6 +16,8 @@ from harness_bank.bank import BankError
 from jitagent.common.errors import clipped
 from jitagent.solving.result import Reported
 
+MAX_DETAIL = 2_000  # characters of a report's free text
+
 
 class FeedbackError(ValueError):
     """A report the bank cannot take; `field` names what is wrong, `kind` says how."""
@@ -39,6 +41,9 @@ class Report:
     def check(self) -> None:
         if not 0.0 <= self.reward <= 1.0:  # NaN fails this too
             raise FeedbackError("invalid", "reward", f"must be in [0, 1], got {self.reward}")
+        if len(self.detail) > MAX_DETAIL:  # kept with the outcome: a client's string has a cap like any
+            raise FeedbackError("invalid", "detail", f"at most {MAX_DETAIL:,} characters, got "
+                                                     f"{len(self.detail):,}")
         if self.wall_s is not None and not (math.isfinite(self.wall_s) and self.wall_s >= 0):
             raise FeedbackError("invalid", "wall_s", f"must be a finite number >= 0, got {self.wall_s}")
         for name in ("prompt_tokens", "completion_tokens"):

@@ -77,6 +77,7 @@ def test_unknown_runs_bad_reports_and_a_run_the_server_did_not_execute(seeded_ba
         (report_run, (synthesized.run_id, Report(1.5)), "invalid", "reward"),
         (report_run, (synthesized.run_id, Report(1.0, wall_s=float("nan"))), "invalid", "wall_s"),
         (report_run, (synthesized.run_id, Report(1.0)), "invalid", "wall_s"),  # nothing measured it
+        (report_run, (synthesized.run_id, Report(1.0, "x" * 2_001, wall_s=1.0)), "invalid", "detail"),
         (report_harness, ("deadbeef", "a task", Report(1.0, wall_s=1.0)), "not_found", "harness_id"),
     ]
     for report, args, kind, field in cases:

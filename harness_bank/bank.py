@@ -24,7 +24,7 @@ from harness_bank.embedder import Embedder, digest, shared_embedder
 from harness_bank.incumbency import Incumbency
 from harness_bank.index import VectorIndex
 from harness_bank.index_sync import IndexSync
-from harness_bank.pools import Catalog
+from harness_bank.pools import Catalog, pool_of
 from harness_bank.pools import prefix as pool_prefix
 from harness_bank.records import (
     ArmEvidence,
@@ -161,19 +161,23 @@ class HarnessBank(WorkshopFacade, AdapterFacade):
     def cluster_for(self, task_text: str, task_type: str | None = None, tags: tuple[str, ...] = (),
                     pool: str = "") -> str:
         """`type:T` for a typed task; else `tags:a+b`; else the majority cluster of its nearest past tasks
-        (similarity ≥ 0.6, up to 5); else a new `auto:` one. In a `pool` (a tenant's memory, or one
-        tenants share) every cluster is the pool's, `POOL/type:T`; an untyped task joins only its own."""
+        (similarity ≥ 0.6, up to 5, of its own pool); else a new `auto:` one. In a `pool` (a tenant's memory,
+        or one tenants share) every cluster is the pool's, `POOL/type:T`; an untyped task joins only its
+        pool's, and one of no pool only those of none."""
         prefix = pool_prefix(pool)
         if task_type:
             return f"{prefix}type:{task_type}"
         if tags:
             return prefix + "tags:" + "+".join(sorted(tags))
-        near = [ref for ref, sim in self.retrieval.experiences(self.embedder.embed_one(task_text), 5)
+        vector = self.embedder.embed_one(task_text)
+        near = [ref for ref, sim in self.retrieval.experiences(vector, self.retrieval.NEIGHBOURS)
                 if sim >= self.CLUSTER_MIN_SIM]
         if near:
-            rows = self.store.query(f"SELECT cluster FROM outcomes WHERE id IN ({placeholders(near)})",
+            rows = self.store.query(f"SELECT id, cluster FROM outcomes WHERE id IN ({placeholders(near)})",
                                     tuple(near))
-            if clusters := [r[0] for r in rows if r[0].startswith(prefix)]:
+            cluster_of = {r[0]: r[1] for r in rows}
+            clusters = [cluster_of[i] for i in near if i in cluster_of and pool_of(cluster_of[i]) == pool]
+            if clusters := clusters[:5]:
                 return Counter(clusters).most_common(1)[0][0]
         return f"{prefix}auto:{digest(task_text)[:10]}"
 

@@ -111,6 +111,12 @@ def test_a_pool_reads_the_seeds_and_its_own_harnesses_and_learns_only_from_its_o
     assert theirs.id not in {a.harness_id for a in arms}
     assert not any(a.global_runs or a.near_weight for a in arms)  # nor the pool a's outcomes of the seeds
     assert pool_of("a/type:x") == "a" and pool_of("type:a/b") == "" and pool_of("auto:1") == ""
+    text = "Reverse the string 'abcdef'."
+    seeded_bank.record_outcome(outcome("direct", 1.0, "r1", text, cluster="a/strings"))
+    near = "Reverse the string 'qwerty'."
+    assert seeded_bank.cluster_for(near, pool="a") == "a/strings"
+    assert seeded_bank.cluster_for(near, pool="b").startswith("b/auto:")  # not another pool's cluster
+    assert seeded_bank.cluster_for(near).startswith("auto:")  # nor, with no pool, a pool's
 
 
 def test_clusters_follow_type_then_tags_then_neighbours(seeded_bank):

@@ -110,7 +110,9 @@ def test_a_tenants_verified_runs_teach_its_own_clusters_and_a_shared_pools_only(
     from harness_bank import Outcome
     from jitagent.harness.seeds import load_seeds, spec_reader
     from jitagent.improvement.examples import with_examples
-    from jitagent.improvement.training.export import ExportConfig, sft_records
+    from jitagent.improvement.training.correct import Yield
+    from jitagent.improvement.training.export import ExportConfig
+    from jitagent.improvement.training.trainer import training_data
 
     variant = with_examples(load_seeds()["program_of_thought"])
     tokens = tmp_path / "tokens.json"
@@ -148,8 +150,9 @@ def test_a_tenants_verified_runs_teach_its_own_clusters_and_a_shared_pools_only(
             sent, clusters = await solves(server, bob)
             assert clusters == {"shared/type:times"}
             assert any("BLUEBIRD" in text for text in sent), "the pool's examples never reached its tenant"
-            exported = {pool: json.dumps(list(sft_records(bank, spec_reader(bank), ExportConfig(pool=pool))))
-                        for pool in ("victim", "attacker", "shared")}  # what `bank export`, `train` take
+            exported = {pool: json.dumps(await training_data(bank, spec_reader(bank), ExportConfig(pool=pool),
+                                                             None, Yield()))
+                        for pool in ("victim", "attacker", "shared")}  # what `train --pool` learns from
             assert "BLUEBIRD" in exported["victim"] and "BLUEBIRD" in exported["shared"]
             assert "BLUEBIRD" not in exported["attacker"]
     asyncio.run(main())

@@ -40,6 +40,11 @@ class AdapterRecord:
         return self.gate is None or bool(self.gate.get("accepted"))
 
     @property
+    def pool(self) -> str:
+        """The pool whose verified runs it learned from ("": every pool's): it serves that pool only."""
+        return self.stats.get("pool", "")
+
+    @property
     def served_name(self) -> str:
         """The model name an HTTP back-end serves it under (vLLM `--lora-modules NAME=DIR`)."""
         return f"adapter-{self.id}"

@@ -13,6 +13,7 @@ from harness_bank.records import BankError, HarnessRecord
 from harness_bank.store import Store
 
 SEED = "h.origin = 'seed'"
+NAME = r"[a-z0-9][a-z0-9._-]{0,63}"  # a pool's name (a tenant's too): no ':' or '/', so clusters parse
 
 
 def pool_of(cluster: str) -> str:
@@ -91,9 +92,10 @@ class Catalog:
         return {r[0] for r in self.store.query(f"SELECT DISTINCT cluster FROM runs WHERE {where}", params)}
 
     def runs_named(self, prefix: str) -> int:
-        """How many runs have an id that starts with `prefix` (non-empty), by the id's index."""
-        after = prefix[:-1] + chr(ord(prefix[-1]) + 1)
-        return self.store.query("SELECT COUNT(*) FROM runs WHERE id >= ? AND id < ?", (prefix, after))[0][0]
+        """How many runs have an id that starts with `prefix` (not a range on the id: PostgreSQL's
+        collation need not order punctuation as bytes do)."""
+        return self.store.query("SELECT COUNT(*) FROM runs WHERE substr(id, 1, ?) = ?",
+                                (len(prefix), prefix))[0][0]
 
 
 def harness_record(row) -> HarnessRecord:

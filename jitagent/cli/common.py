@@ -109,8 +109,21 @@ def learned_from(held_out: str) -> argparse.ArgumentParser:
     p.add_argument("--held-out-suite", action="append", default=[], metavar="SUITE",
                    help=f"never learn from or export a task of this suite's final split (repeatable; "
                         f"{held_out})")
-    p.add_argument("--pool", default="", metavar="POOL", help=ExportConfig.model_fields["pool"].description)
+    p.add_argument("--pool", default="", metavar="POOL", type=pool_name,
+                   help=ExportConfig.model_fields["pool"].description)
     return p
+
+
+def pool_name(text: str) -> str:
+    """A pool's (or a tenant's) name, as `--pool` takes it."""
+    import re
+
+    from harness_bank.pools import NAME
+
+    if text and not re.fullmatch(NAME, text):
+        raise argparse.ArgumentTypeError(f"{text!r} is no pool's name: 1-64 of a-z 0-9 . _ -, "
+                                         f"first a-z 0-9")
+    return text
 
 
 def budget(what: str) -> argparse.ArgumentParser:

@@ -61,7 +61,7 @@ def cmd_train(args) -> int:
 
         workdir = args.workdir or training_dir(bank, args.name, args.data_dir)
         adapter = train_adapter(bank, records, base_model=base, config=config, name=args.name, parent=parent,
-                                workdir=workdir, tally=tally, on_step=on_step)
+                                workdir=workdir, tally=tally, pool=args.pool, on_step=on_step)
     summary = {"adapter": adapter.id, "name": adapter.name, "served_as": adapter.served_name,
                "stats": adapter.stats}
     if gate_tasks:

@@ -125,6 +125,9 @@ class Worker:
             except TaskFileError as exc:  # never runnable: no point in retrying
                 await self._bury(entry, str(exc))
                 return
+            while caller.max_open is not None and \
+                    self.solving.open_by_tenant[caller.tenant] >= caller.max_open:
+                await asyncio.sleep(0.1)  # the tenant's quota: wait in this slot, not spend a delivery
             with self.solving.admitted(caller):
                 result = await self.solving.solve(task, delivery=self.queue.delivery(entry), door="queue",
                                                   deadline=deadline_in(self.config.task_timeout_s),
@@ -166,9 +169,12 @@ class Worker:
 
     def _caller(self, entry: Entry) -> Caller:
         """Whose the entry is: with tenants, its token's tenant (TaskFileError for a token none knows:
-        no retry can mend it); else the operator's."""
+        no retry can mend it); else the operator's (TaskFileError where it carries a token)."""
         access = self.solving.access
         if not access.tenanted:
+            if TOKEN in entry.fields:  # its sender meant a tenant's memory, not everyone's
+                raise TaskFileError(f"entry {entry.id}: it carries a token, and this worker has no "
+                                    f"--tokens-file to say whose it is")
             return OPERATOR
         if (caller := access.caller(f"Bearer {entry.fields.get(TOKEN, '')}")) is None:
             raise TaskFileError(f"entry {entry.id}: no token this deployment knows (queue put --token-file)")

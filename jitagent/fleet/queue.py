@@ -3,10 +3,11 @@
 Keys, from the tasks stream's name S: `S` (tasks), `S:results`, `S:dead` (entries delivered more
 than K times, with their last error), `S:errors` (a hash: an entry's last error while it is
 retried) and `S:request:ID` (the entry that a put with request id ID added, kept for a day: a put
-retried after a lost reply adds nothing twice; with a token, `S:request:H:ID`, H its hash's head, so that
-no one holding another token can claim an id first). An entry may carry its sender's `token`: a worker
-with tenants runs it as that token's tenant (doors/worker.py). Settling an entry — adding its result or dead
-letter and acknowledging it — is one Lua script that only the consumer holding the entry gets to
+retried after a lost reply adds nothing twice; with a token, `S:request-of:H:ID`, H its hash's head,
+so that no one holding another token, or none, can claim an id first). An entry may carry its sender's
+`token`: a worker with tenants runs it as that token's tenant (doors/worker.py), and once settled the
+entry is deleted, so that Redis keeps no token past its task. Settling an entry — adding its result or
+dead letter and acknowledging it — is one Lua script that only the consumer holding the entry gets to
 run: a worker that lost its entry to a reclaim writes nothing, so a task has one result however
 often it was delivered. The results and dead-letter streams keep about their newest `KEPT` entries
 each (MAXLEN ~), and a dead letter keeps at most `KEPT_TASK_CHARS` of its task: nothing a client sends
@@ -23,12 +24,14 @@ import redis.asyncio as redis
 TOKEN = "token"  # an entry's field: its sender's bearer token
 KEPT = 100_000  # entries of the results and of the dead-letter stream, about (Redis trims whole nodes)
 KEPT_TASK_CHARS = 2_000  # of a dead letter's task: enough to tell which it was
-# KEYS: tasks, target stream, errors; ARGV: group, consumer, entry id, kept, then field, value, ...
+# KEYS: tasks, target stream, errors; ARGV: group, consumer, entry id, kept, whether to delete the entry
+# ('1': it holds a token), then field, value, ...
 SETTLE = """
 local held = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)
 if #held == 0 or held[1][2] ~= ARGV[2] then return 0 end
-redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*', unpack(ARGV, 5))
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*', unpack(ARGV, 6))
 redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
+if ARGV[5] == '1' then redis.call('XDEL', KEYS[1], ARGV[3]) end
 redis.call('HDEL', KEYS[3], ARGV[3])
 return 1
 """
@@ -37,7 +40,7 @@ return 1
 PUT_ONCE = """
 local ids = {}
 for i = 5, #ARGV, 2 do
-  local key = KEYS[1] .. ':request:' .. ARGV[2] .. ARGV[i]
+  local key = KEYS[1] .. ARGV[2] .. ARGV[i]
   local known = redis.call('GET', key)
   if not known then
     if ARGV[4] == '' then
@@ -129,7 +132,9 @@ class TaskQueue:
         a lost reply is safe."""
         if request_ids is not None:
             pairs = [part for pair in zip(request_ids, tasks_json, strict=True) for part in pair]
-            namespace = f"{hashlib.sha256(token.encode()).hexdigest()[:16]}:" if token else ""
+            # a token's ids apart from those of no token: no put can name another's key
+            namespace = f":request-of:{hashlib.sha256(token.encode()).hexdigest()[:16]}:" if token \
+                else ":request:"
             return await self._put_once(keys=[self.stream], args=[REQUEST_TTL_S, namespace, TOKEN,
                                                                   token or "", *pairs])
         async with self.redis.pipeline(transaction=True) as pipe:
@@ -174,7 +179,8 @@ class TaskQueue:
     async def _settle_into(self, target: str, consumer: str, entry: Entry, fields: dict[str, str]) -> bool:
         flat = [part for pair in fields.items() for part in pair]
         return bool(await self._settle(keys=[self.stream, target, self.errors],
-                                       args=[self.group, consumer, entry.id, KEPT, *flat]))
+                                       args=[self.group, consumer, entry.id, KEPT,
+                                             "1" if TOKEN in entry.fields else "0", *flat]))
 
     async def note_error(self, entry: Entry, error: str) -> None:
         await self.redis.hset(self.errors, entry.id, error)

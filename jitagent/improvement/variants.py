@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from harness_bank import HarnessBank
+from harness_bank.pools import pool_of
 from jitagent.harness.spec import HarnessSpec
 from jitagent.improvement.adapters import adapter_variant
 from jitagent.improvement.examples import eligible, with_examples
@@ -29,7 +30,8 @@ def free_variant(bank: HarnessBank, spec_of: Callable[[str], HarnessSpec], paren
         if variant.id not in taken and eligible(bank, spec_of, variant, task, cluster):
             return variant, "shown the cluster's verified solutions"
     if parent.adapter is None:
-        adapter = next((a for a in bank.list_adapters() if a.base_model == base_model and a.usable), None)
+        adapter = next((a for a in bank.list_adapters()  # one trained on this pool's runs: its own text only
+                        if a.base_model == base_model and a.usable and a.pool == pool_of(cluster)), None)
         if adapter is not None and (variant := adapter_variant(parent, adapter)).id not in taken:
             return variant, f"its solver with adapter {adapter.id}"
     return None

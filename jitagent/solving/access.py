@@ -25,13 +25,14 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from harness_bank import pools
 from jitagent.common.errors import clipped
 from jitagent.tasks.task import VerifierSpec
 
 Role = Literal["client", "operator"]
 # what may admit a run as evidence: the pass of its task's verifier of a kind, or a report on it
 EVIDENCE = (*(k for k in get_args(VerifierSpec.model_fields["kind"].annotation) if k != "none"), "report")
-TENANT_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
+TENANT_PATTERN = f"^{pools.NAME}$"
 MAX_BATCH = 64  # tasks in one Synthesize call, unless a tenant's quota says otherwise
 
 

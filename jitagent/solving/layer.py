@@ -188,12 +188,13 @@ as whom (open: everyone is the operator)."""
         With `replay` (the id is the caller's, so it may have run before): the run in progress under it, or
         only the result of the one that is over. `deadline` (monotonic) stops its work; SolveError says
         why it could not finish. `caller`: whose memory the run learns in and from (its tenant's pool)."""
-        task = await self._confinable(task)
+        self.ready()
         run_id, n = run_id or new_run_id(), self.candidates(n)
         run = self._joinable(run_id)
         if run is None and replay and (result := await self._over(run_id)) is not None:
             yield result
             return
+        task = await self._confinable(task)
         if self._joinable(run_id) is None:
             await self._within_quota(caller, task)
         run = self._joinable(run_id)  # a call with the same id may have started it meanwhile
@@ -237,7 +238,9 @@ as whom (open: everyone is the operator)."""
         pool = self.access.pool(caller)
 
         def check(bank) -> None:
-            kept = bank.catalog.runs_named(self.access.run_id(caller, ""))
+            named = self.access.run_id(caller, "")
+            # with those in progress here, whose runs the bank keeps only once they are over
+            kept = bank.catalog.runs_named(named) + sum(r.startswith(named) for r in self.running)
             if caller.max_runs is not None and kept >= caller.max_runs:
                 raise SolveError("quota", f"tenant {caller.tenant!r} has {kept} runs kept, its quota "
                                           f"(max_runs {caller.max_runs}); the operator may raise it")

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 
 from pydantic import BaseModel, Field
 
-from harness_bank import HarnessBank
+from harness_bank import HarnessBank, pools
 from harness_bank.records import Solution
 from jitagent.harness.spec import HarnessSpec
 from jitagent.runtime import prompts
@@ -33,8 +33,8 @@ class ExportConfig(BaseModel):
     min_reward: float = Field(1.0, gt=0, le=1, description="a run with at least this reward is a positive")
     per_cluster: int = Field(200, ge=1, description="SFT records per cluster at most, the newest")
     held_out: frozenset[str] = Field(frozenset(), description="task texts never exported")
-    pool: str = Field("", description="only the runs of this pool's clusters (a tenant's, or one tenants "
-                                      "share); default: every cluster's")
+    pool: str = Field("", pattern=f"^(|{pools.NAME})$", description="only the runs of this pool's clusters "
+                      "(a tenant's, or one tenants share); default: every cluster's")
 
 
 def source(solution: Solution) -> str:

@@ -84,7 +84,8 @@ async def gate(bank: HarnessBank, runtime: Runtime, adapter: AdapterRecord, task
     kept = []
     start = time.monotonic()
     for task in tasks:
-        cluster = await asyncio.to_thread(bank.cluster_for, task.prompt, task.type, tuple(task.tags))
+        cluster = await asyncio.to_thread(bank.cluster_for, task.prompt, task.type, tuple(task.tags),
+                                          adapter.pool)
         parent = await asyncio.to_thread(best_arm, bank, spec_of, task, cluster)
         if parent is None:
             state.skipped += 1

@@ -45,11 +45,12 @@ async def training_data(bank: HarnessBank, spec_of: Callable[[str], HarnessSpec]
 
 def train_adapter(bank: HarnessBank, records: list[dict], *, base_model: str, config: TrainConfig,
                   name: str, parent: AdapterRecord | None = None, workdir: Path | None = None,
-                  tally: Yield | None = None, on_step: Callable[[int, int, dict], None] | None = None
+                  tally: Yield | None = None, pool: str = "",
+                  on_step: Callable[[int, int, dict], None] | None = None
                   ) -> AdapterRecord:
     """A LoRA of `base_model` trained on `records` (the first `max_examples`), kept in `bank`. `workdir` keeps
     the checkpoint, so a run cut short resumes (default: a temporary folder). `tally`: the corrections' yield,
-    kept as its cost."""
+    kept as its cost. `pool`: whose verified runs `records` are ("": every pool's), the clusters it serves."""
     from jitagent.improvement.training.gguf_lora import peft_zip, write_gguf
     from jitagent.improvement.training.lora import train
 
@@ -62,7 +63,7 @@ def train_adapter(bank: HarnessBank, records: list[dict], *, base_model: str, co
         gguf = gguf_path.read_bytes()
     corrected = sum(1 for r in records if str(r.get("run_id", "")).startswith("correction:"))
     stats = trained.stats | {"records": len(records), "corrected_records": corrected,
-                             "wall_s": round(time.monotonic() - start, 1)}
+                             "wall_s": round(time.monotonic() - start, 1), "pool": pool}
     if tally is not None:
         stats |= {"corrections_tried": tally.tried, "corrections_kept": tally.kept,
                   "correction_prompt_tokens": tally.prompt_tokens,

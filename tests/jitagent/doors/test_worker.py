@@ -196,5 +196,11 @@ def test_with_tenants_an_entry_runs_as_its_tokens_tenant_and_one_without_a_known
         dead = await queue.read("dead")
         assert all("no token this deployment knows" in f["error"] for _, f in dead) and len(dead) == 2
         assert not any("token" in f for _, f in dead)  # a dead letter keeps no token
+        assert await queue.redis.xlen(queue.stream) == 1  # the settled entries that held a token are gone
+        await queue.put([task(5)], token="victim")  # a worker without tenants takes no token as its own
+        plain = Worker(pipeline(seeded_bank), queue, WorkerConfig(name="plain", block_s=0.2))
+        await run_until(plain, lambda: _dead_at_least(queue, 3))
+        last = (await queue.read("dead"))[-1][1]
+        assert "carries a token, and this worker has no --tokens-file" in last["error"]
         await queue.close()
     asyncio.run(main())

@@ -47,7 +47,7 @@ def test_an_adapter_variant_is_an_arm_of_its_own_whose_solver_runs_with_the_adap
     assert served.path.read_bytes() == b"GGUF weights" and served.path.parent == adapter_dir()
 
 
-def test_the_examples_variant_comes_first_and_a_refused_or_foreign_adapter_never(seeded_bank):
+def test_the_examples_variant_comes_first_and_a_refused_foreign_or_other_pools_adapter_never(seeded_bank):
     model = solver()
     solved(seeded_bank, POT, task(1), model)
     spec_of = spec_reader(seeded_bank)
@@ -60,6 +60,11 @@ def test_the_examples_variant_comes_first_and_a_refused_or_foreign_adapter_never
     seeded_bank.set_adapter_gate(refused.id, {"accepted": False})
     assert free_variant(seeded_bank, spec_of, POT, {VARIANT.id}, task(2), "type:times", "scripted") is None
     assert other.usable and not seeded_bank.adapter(refused.id).usable
+    theirs = seeded_bank.add_adapter(gguf=b"pool a", peft=b"zip", name="a",
+                                     **LINEAGE | {"stats": {"pool": "a"}})
+    for cluster, offered in (("a/type:times", theirs.id), ("b/type:times", None), ("type:times", None)):
+        found = free_variant(seeded_bank, spec_of, POT, {VARIANT.id}, task(2), cluster, "scripted")
+        assert (found and found[0].adapter) == offered  # trained on pool a's runs: pool a's clusters only
 
 
 def test_a_gate_records_its_variants_reward_only_never_a_score_task_to_learn_from(seeded_bank, monkeypatch,

@@ -92,7 +92,9 @@ def solved_by_pipeline(args, task, *, execute: bool):
     with waiting("loading the models and the bank"):
         pipeline = pipeline_for(args, learn=execute)
     try:
-        return asyncio.run(shown(Solving(pipeline).events(task, execute=execute, door="cli")))
+        # this machine's user runs its own task as itself: no client's code to confine from it
+        solving = Solving(pipeline, allow_unconfined=True)
+        return asyncio.run(shown(solving.events(task, execute=execute, door="cli")))
     except SolveError as exc:
         raise Failure(str(exc), USAGE if exc.kind == "bad_request" else 1) from None  # main names the command
     finally:

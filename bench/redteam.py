@@ -1,7 +1,9 @@
 """Red team: the attacks of the rounds so far (issues 22, 27 and 45), against the real sandbox (bubblewrap,
 seccomp, cgroups, the uid pool) and a real `jitagent serve` on loopback, each printed as contained or
 not, so that the next round starts from this table rather than from scratch. Issue 45's are a hostile
-tenant's against a victim's, on a server with a tokens file (two client tenants and an operator).
+tenant's against a victim's, on a server with a tokens file (an operator and four client tenants: two apart,
+two sharing a pool, one of them with a grant that takes neither its shell_check verifiers nor its reports
+as proof), and one against a server that cannot confine runs.
 
 A sandbox case is a program that prints `BLOCKED <why>` when its attack fails and `ESCAPED <what>` when
 it succeeds; it is contained with BLOCKED and without ESCAPED. A server case checks what the server
@@ -47,7 +49,7 @@ from jitagent.runtime.agent import Runtime
 from jitagent.sandbox.host import is_root, owner_tag
 from jitagent.sandbox.launch import WORKSPACES, SandboxLimits, Workspace, bwrap_works, sandbox_python
 from jitagent.sandbox.tools import ToolBox
-from jitagent.solving.access import add_token
+from jitagent.solving.access import EVIDENCE, add_token
 from jitagent.tasks.task import Task
 from jitagent.v1 import jitagent_pb2 as pb
 
@@ -266,11 +268,12 @@ def huge_integer_spec() -> Case:
 
 class Server:
     """`jitagent serve` with a token, its HTTP door, a data dir made 0755 beforehand, and 1,024 open files.
-    With `tenants`, a tokens file instead: the operator's token (`token`) and two clients' (`tenants`).
+    With `tenants`, a tokens file instead: the operator's token (`token`) and each client tenant's (`tenants`,
+    by name, each grant's `pool` and `teaches` as given).
     With `bwrap` False, one that finds no bwrap on its PATH, as on a host without it: it cannot confine
     its runs."""
 
-    def __init__(self, root: Path, tenants: tuple[str, ...] = (), bwrap: bool = True):
+    def __init__(self, root: Path, tenants: dict[str, dict] | None = None, bwrap: bool = True):
         self.token, self.port, self.http_port = uuid.uuid4().hex, free_port(), free_port()
         self.data = root / "data"
         self.data.mkdir(mode=0o755)
@@ -280,7 +283,8 @@ class Server:
         if tenants:
             self.tokens_file = root / "tokens.json"
             self.token = add_token(self.tokens_file, "ops", "operator")
-            self.tenants = {name: add_token(self.tokens_file, name, "client") for name in tenants}
+            self.tenants = {name: add_token(self.tokens_file, name, "client", **grant)
+                            for name, grant in tenants.items()}
             env, access = dict(os.environ), ["--tokens-file", str(self.tokens_file)]
             env.pop("JITAGENT_AUTH_TOKEN", None)
         if not bwrap:
@@ -453,6 +457,13 @@ SERVER_CASES = [("no token on gRPC", "earlier", no_token),
 
 
 # --- issue 45: a hostile tenant against a victim, on a server with a tokens file --------------------------
+# the tenants of the server the tenant cases attack: a victim and an attacker apart, and two that share a
+# pool, one of them a grant that takes neither its shell_check verifiers nor its reports as proof
+UNTRUSTED = ("shell_check", "report")
+TENANTS = {"victim": {}, "attacker": {}, "member": {"pool": "shared"},
+           "intruder": {"pool": "shared", "teaches": [e for e in EVIDENCE if e not in UNTRUSTED]}}
+
+
 def tenant_task(i: int, verifier: dict, marker: str = "") -> Task:
     return Task(id=f"t{i}", prompt=f"What is {i} + {i}? {marker}".strip(), type="add", verifier=verifier)
 
@@ -584,7 +595,7 @@ async def unconfined_verifier(_: Server) -> tuple[bool, str]:
     bwrap: no namespaces of the run's own; the same holds of one not run as root)."""
     reads_secrets = {"kind": "shell_check", "command": "cat /proc/*/environ | tr '\\0' '\\n' | grep TOKEN"}
     with tempfile.TemporaryDirectory() as root:
-        server = Server(Path(root), ("attacker",), bwrap=False)
+        server = Server(Path(root), {"attacker": {}}, bwrap=False)
         try:
             async with server.client() as operator:
                 await operator.wait_ready(300)
@@ -598,12 +609,31 @@ async def unconfined_verifier(_: Server) -> tuple[bool, str]:
         f"a shell_check reading /proc/*/environ on a server without bwrap: {code or 'it ran'}"
 
 
+async def untrusted_in_a_shared_pool(server: Server) -> tuple[bool, str]:
+    """A tenant of a shared pool whose grant does not take `shell_check` or its reports as proof: its
+    `shell_check: true` runs teach the pool nothing, its reports are refused, its text reaches no member."""
+    always = {"kind": "shell_check", "command": "true"}
+    async with server.tenant("intruder") as intruder, server.tenant("member") as member:
+        taught = [(await intruder.solve_result(tenant_task(500 + i, always, "BLUEBIRD"))) for i in range(10)]
+        report = await rpc_error(intruder.report_outcome(taught[-1].run_id, 1.0))
+        shown = [run for i in range(5)
+                 for run in (await member.solve_result(tenant_task(600 + i, always))).examples]
+    learned = sum(bool(r.bank_decision) for r in taught)
+    code = report and report.code().name
+    foreign = [run for run in shown if run.startswith("intruder:")]
+    return not learned and code == "PERMISSION_DENIED" and not foreign, \
+        f"of the intruder's 10 shell_check-true runs {learned} admitted; its report: {code}; the member's " \
+        f"5 solves shown {len(shown)} examples, {len(foreign)} the intruder's"
+
+
 TENANT_CASES = [("tenants: shell_check true poisons another tenant's examples", "45", poisoned_memory),
                 ("tenants: a victim's request_id claimed first", "45", claimed_request_id),
                 ("tenants: a victim's run id replayed and reported on", "45", replayed_run_id),
                 ("tenants: a client's Rollback and free-form report", "45", client_steering),
                 ("tenants: one Synthesize of 300 tasks", "45", unbounded_client),
                 ("tenants: a client lists every harness", "45", anyone_reads_everything),
+                ("tenants: shell_check true in a shared pool that does not trust it", "45",
+                 untrusted_in_a_shared_pool),
                 ("tenants: MCP over HTTP without a token", "45", mcp_http_without_token),
                 ("tenants: a Redis URL's password in an error", "45", redis_password),
                 ("tenants: an adapter row naming a path", "45", altered_adapter),
@@ -612,7 +642,7 @@ TENANT_CASES = [("tenants: shell_check true poisons another tenant's examples", 
 
 
 async def against_a_server(cases: list[tuple[str, str, Callable]],
-                           tenants: tuple[str, ...] = ()) -> list[Outcome]:
+                           tenants: dict[str, dict] | None = None) -> list[Outcome]:
     """The cases, each given one real server (with `tenants`: a tokens file's)."""
     if not cases:
         return []
@@ -654,7 +684,7 @@ async def main(only: str) -> list[Outcome]:
         ("control characters to the terminal", "27", terminal_injection),
         ("a 10,000-digit integer in a spec", "27", huge_integer_spec())] if only in c[0]])
     outcomes += await against_a_server([c for c in SERVER_CASES if only in c[0]])
-    outcomes += await against_a_server([c for c in TENANT_CASES if only in c[0]], ("victim", "attacker"))
+    outcomes += await against_a_server([c for c in TENANT_CASES if only in c[0]], TENANTS)
     return outcomes
 
 

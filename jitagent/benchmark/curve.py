@@ -122,6 +122,8 @@ def curve_report(ledger: Ledger, window: int, out: Path, command: str) -> str:
             parts.append(f"| {arm} | " + " | ".join(f"{r:.1f}" for r in ends) + " |")
     after = [job["after"] for job in trainings(out)]
     parts += ["", per_family(rows, arms), "", changes(rows, arms, cuts, after)]
+    if base_arm is not None:
+        parts += ["", synthesis_account(rows, arms, base_arm, orders)]
     figure = draw(rows, arms, base_arm, cuts, out / "stream-curve.png", command)
     return "\n".join(parts + ["", f"![stream curve]({figure.name})"])
 
@@ -204,6 +206,29 @@ def changes(rows: Rows, arms: list[str], cuts: list[list[int]], trainings: list[
             trained = sum(cut[0] <= k <= cut[-1] for k in trainings)
             lines.append(f"| {arm} | {cut[0] + 1}–{cut[-1] + 1} | {counts} | "
                          f"{sum(bool(r.get('examples')) for r in units)} | {_num(spent)} | {trained} |")
+    return "\n".join(lines)
+
+
+def synthesis_account(rows: Rows, arms: list[str], base_arm: str, orders: list[int]) -> str:
+    """What the meta-model's variants came to, per JIT arm: the units that ran one (route `synthesized`),
+    their mean reward and its paired difference against the best fixed seed and the oracle on the same tasks,
+    and every synthesis and repair token the arm spent (the units whose synthesis wrote nothing valid, route
+    `fallback`, included) as a share of all its tokens."""
+    lines = ["Synthesis accounted for (JIT arms): the units that ran a meta-model's variant, their reward "
+             f"against {base_arm} and the {ORACLE} on the same tasks (paired), and what synthesis and repair "
+             "cost of the arm's tokens:", "",
+             "| arm | units run on a variant | their mean reward | vs best fixed | vs oracle | fallbacks | "
+             "synthesis + repair tokens | share of the arm's tokens |", "|---|---|---|---|---|---|---|---|"]
+    for arm in (a for a in arms if a.startswith("jit")):
+        units = [rows[arm][k] for k in orders]
+        ran = [k for k in orders if rows[arm][k]["route"] == "synthesized"]
+        spent = known_sum(*(known_sum(r["synthesis_tokens"], r["repair_tokens"]) for r in units))
+        every = known_sum(*(total_tokens(r) for r in units))
+        share = "–" if spent is None or not every else f"{100 * spent / every:.1f}%"
+        reward = _pct(statistics.fmean(rows[arm][k]["reward"] for k in ran)) if ran else "–"
+        lines.append(f"| {arm} | {len(ran)} | {reward} | {_diff(paired(rows[arm], rows[base_arm], ran))} | "
+                     f"{_diff(paired(rows[arm], rows[ORACLE], ran))} | "
+                     f"{sum(r['route'] == 'fallback' for r in units)} | {_num(spent)} | {share} |")
     return "\n".join(lines)
 
 

@@ -5,7 +5,15 @@ import json
 
 import pytest
 
-from jitagent.benchmark.curve import ORACLE, best_fixed, oracle, paired, regret_curve, stream_rows
+from jitagent.benchmark.curve import (
+    ORACLE,
+    best_fixed,
+    oracle,
+    paired,
+    regret_curve,
+    stream_rows,
+    synthesis_account,
+)
 from jitagent.benchmark.ledger import Ledger
 from jitagent.benchmark.stream import Stream, StreamConfig, run_stream
 from jitagent.improvement.retrain import Retrainer
@@ -109,6 +117,12 @@ def test_the_curve_pairs_by_position_picks_the_best_fixed_in_hindsight_and_the_o
     assert [best[k]["reward"] for k in range(4)] == [1, 1, 1, 0]
     assert paired(rows["jit"], rows["fixed:x"], [0, 1, 2, 3])[0] == 0.5
     assert regret_curve(rows["fixed:x"], best, [0, 1, 2, 3]) == [0, 1, 1, 1]
+    rows["jit"][1] |= {"route": "synthesized", "synthesis_tokens": 30}  # ran a meta-model's variant
+    rows["jit"][2] |= {"route": "fallback", "synthesis_tokens": 10}  # its synthesis wrote nothing valid
+    rows[ORACLE] = best
+    table = synthesis_account(rows, ["fixed:x", "fixed:y", "jit"], "fixed:x", [0, 1, 2, 3])
+    # one unit on a variant (reward 1, against x's 0 and the oracle's 1), one fallback, 40 of 80 tokens
+    assert "| jit | 1 | 100.0% | +100.0 (+100.0 to +100.0) | +0.0 (+0.0 to +0.0) | 1 | 40 | 50.0% |" in table
 
 
 def test_a_piped_stream_prints_a_line_per_unit_of_the_screen_the_warm_up_and_the_stream(tmp_path, capsys):

@@ -170,8 +170,7 @@ class HarnessBank(WorkshopFacade, AdapterFacade):
         if tags:
             return prefix + "tags:" + "+".join(sorted(tags))
         vector = self.embedder.embed_one(task_text)
-        near = [ref for ref, sim in self.retrieval.experiences(vector, self.retrieval.NEIGHBOURS)
-                if sim >= self.CLUSTER_MIN_SIM]
+        near = [ref for ref, _ in self.retrieval.near_experiences(vector, pool, self.CLUSTER_MIN_SIM)]
         if near:
             rows = self.store.query(f"SELECT id, cluster FROM outcomes WHERE id IN ({placeholders(near)})",
                                     tuple(near))

@@ -106,6 +106,7 @@ route TEXT NOT NULL,
     # evidence (its task's verifier, a report and by whom; NULL: not said, as before)
     """
     CREATE INDEX runs_harness ON runs(harness_id);
+    CREATE INDEX toolmaking_harness ON toolmaking(harness_id);
     ALTER TABLE outcomes ADD COLUMN evidence TEXT;
     """,
 ]

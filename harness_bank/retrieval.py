@@ -30,6 +30,7 @@ class Retrieval:
 
     NEIGHBOURS = 64          # experiences looked at per retrieval
     EXPERIENCE_MIN_SIM = 0.5  # below this a past task says nothing about this one
+    POOL_WIDENING = 8  # a pool's task looks at this many times the neighbours, and keeps its pool's nearest
 
     def __init__(self, store: Store, index: VectorIndex):
         self.store = store
@@ -49,6 +50,12 @@ class Retrieval:
         refs = {r["vid"]: int(r["ref"]) for r in rows}
         return [(refs[vid], sim) for vid, sim in hits if vid in refs][:k]
 
+    def near_experiences(self, vector: np.ndarray, pool: str, min_sim: float) -> list[tuple[int, float]]:
+        """(outcome id, similarity) of the nearest past tasks at least `min_sim` near; for a task of a pool
+        more are looked at, since a big bank's nearest may all be other pools' (the caller keeps its own)."""
+        looked_at = self.NEIGHBOURS * (self.POOL_WIDENING if pool else 1)
+        return [(oid, sim) for oid, sim in self.experiences(vector, looked_at) if sim >= min_sim]
+
     def search(self, query: np.ndarray, k: int, pool: str = "") -> list[Hit]:
         """Top-k harnesses for a task of `pool`, ranked by the reward they earned on its nearest past tasks
         (similarity-weighted, shrunk toward the neighbourhood's mean by one pseudo-outcome);
@@ -58,15 +65,14 @@ class Retrieval:
 
     def _near(self, query: np.ndarray, pool: str) -> Near:
         """(outcome row, similarity) of the nearest past tasks of `pool` that say something about this one."""
-        near = [(oid, sim)
-                for oid, sim in self.experiences(query, self.NEIGHBOURS) if sim >= self.EXPERIENCE_MIN_SIM]
+        near = self.near_experiences(query, pool, self.EXPERIENCE_MIN_SIM)
         if not near:
             return []
         sims = dict(near)
         mine, params = in_pool("cluster", pool)
         rows = self.store.query("SELECT id, harness_id, reward, cluster FROM outcomes "
                                 f"WHERE id IN ({placeholders(sims)}) AND {mine}", (*sims, *params))
-        return [(r, sims[r["id"]]) for r in rows]
+        return sorted(((r, sims[r["id"]]) for r in rows), key=lambda hit: -hit[1])[:self.NEIGHBOURS]
 
     def _rank(self, query: np.ndarray, near: Near, k: int, exclude: frozenset[str] = frozenset(),
               pool: str = "") -> list[Hit]:

@@ -26,3 +26,5 @@ class PipelineConfig(BaseModel):
     toolmaking: ToolmakingConfig = Field(default_factory=ToolmakingConfig)
     plateau: PlateauConfig = Field(default_factory=PlateauConfig)
     retrain: RetrainConfig = Field(default_factory=RetrainConfig)
+    runs_code: bool = Field(True, description="run harnesses' code sections; False where runs cannot be "
+                            "confined (JitPipeline.confine)")

@@ -216,14 +216,14 @@ as whom (open: everyone is the operator)."""
     async def _confinable(self, task: Task) -> Task:
         """The task as this server may run it: where runs cannot be confined (and the operator did not
         allow it anyway), without the tools that run code, and refused (precondition) where its verifier
-        runs code; no code is written for clusters there."""
+        runs code; the pipeline then runs no code of its own either (`JitPipeline.confine`)."""
         pipeline = self.ready()
         if self.runs_code is None:
             self.runs_code = await asyncio.to_thread(confined)
             if not self.runs_code:
                 log.warning(json.dumps({"event": "unconfined", "refused": sorted(CODE_VERIFIERS),
                                         "tools_taken_out": sorted(CODE_TOOLS)}))
-                pipeline.config.online_tools = False
+                pipeline.confine()
         if self.runs_code:
             return task
         if problem := refusal(task):

@@ -79,6 +79,12 @@ class JitPipeline:
         self.routing = Routing(bank, self.config, self.toolshop, self.spec_of, base_model(solver))
         self._tooling: dict[str, asyncio.Task] = {}  # the clusters code is being written for
 
+    def confine(self) -> None:
+        """Run no code of the bank's or the meta-model's: no harness with code sections is routed to or
+        chosen from a synthesis, no candidate dry-runs, no code is written for clusters (a host that cannot
+        confine runs; the solving layer takes the code tools out of the tasks)."""
+        self.config.runs_code = self.config.online_tools = self.config.synthesis.dry_run = False
+
     async def stream(self, task: Task, *, execute: bool = True, seed: int = 0,
                      cancel: CancelToken | None = None, deadline: float | None = None, n: int | None = None,
                      delivery: str | None = None, run_id: str | None = None, pool: str = "",
@@ -101,8 +107,10 @@ class JitPipeline:
                     synthesis = item
                 else:
                     yield item
-            spec = synthesis.chosen or self.spec_of(decision.choice.best.evidence.harness_id)
-            route = "synthesized" if synthesis.chosen else "fallback"
+            written = synthesis.chosen if synthesis.chosen is not None and (
+                self.config.runs_code or not synthesis.chosen.code_sections) else None
+            spec = written or self.spec_of(decision.choice.best.evidence.harness_id)
+            route = "synthesized" if written else "fallback"
         yield Routed(route=route, cluster=cluster, arms=arms, text=decision.says(route, synthesis))
         run, shown = None, ()
         async for event in self._run(spec, task, cluster, execute, seed, cancel, deadline):

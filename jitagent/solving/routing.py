@@ -65,6 +65,8 @@ class Routing:
         learns in and from (a tenant's; "": the one there is without tenants)."""
         cluster = self.bank.cluster_for(task.prompt, task.type, tuple(task.tags), pool)
         evidence, base = self.bank.arm_evidence(task.prompt, cluster, self.config.router.references)
+        if not self.config.runs_code:  # code sections would run unconfined here (JitPipeline.confine)
+            evidence = [e for e in evidence if not self.spec_of(e.harness_id).code_sections]
         rng = random.Random(zlib.crc32(f"{seed}:{task.id}:{task.prompt}".encode()))
         code_due = functools.partial(self.toolshop.due, cluster) if self.config.online_tools else None
         choice = self.router.choose(evidence, base, rng, seen=self.bank.tasks_seen(cluster),

@@ -38,6 +38,9 @@ class FakePipeline:
         self.delay, self.fails, self.started, self.bank = delay, fails, 0, FakeBank()
         self.config, self.tasks = PipelineConfig(), []
 
+    def confine(self):
+        self.config.runs_code = False
+
     async def stream(self, task, *, run_id, **kw):
         self.started += 1
         self.tasks.append(task)
@@ -161,7 +164,7 @@ def test_where_runs_cannot_be_confined_code_verifiers_are_refused_and_code_tools
     with pytest.raises(SolveError) as err:
         asyncio.run(main(Solving(pipeline)))
     assert err.value.kind == "precondition" and "its verifier (shell_check) runs code" in str(err.value)
-    assert [t.tools for t in pipeline.tasks] == [["read_file"]] and not pipeline.config.online_tools
+    assert [t.tools for t in pipeline.tasks] == [["read_file"]] and not pipeline.config.runs_code
     allowed = FakePipeline()
     asyncio.run(main(Solving(allowed, allow_unconfined=True)))  # the operator said so
-    assert [t.tools for t in allowed.tasks] == [["python", "read_file"], None] and allowed.config.online_tools
+    assert [t.tools for t in allowed.tasks] == [["python", "read_file"], None] and allowed.config.runs_code

@@ -52,3 +52,24 @@ def test_without_exploring_the_best_arm_runs_and_says_why(seeded_bank):
     decision = decide.decide(task(4), seed=0)
     assert decision.route in ("exploit", "explore") and decision.spec is not None
     assert decision.text.startswith(f"{decision.route} {decision.spec.name} in {decision.cluster}:")
+
+
+def test_a_confined_pipeline_never_routes_to_a_harness_that_carries_code(seeded_bank):
+    """Where runs cannot be confined (JitPipeline.confine) a code section would run as the server: an arm
+    that carries one, however well it did, is not drawn."""
+    from jitagent.harness.spec import parse_spec
+
+    data = POT.model_dump(mode="json")
+    data["code"] = [{"stage": "solve", "source": "def solve(task):\n    return None\n"}]
+    coded = parse_spec(data).derive(origin="evolved", parent_id=POT.id, generator="test")
+    seeded_bank.add_harness(coded.model_dump(mode="json"))
+    pipeline = JitPipeline(seeded_bank, ScriptedModel(["not called"]), solver(), PipelineConfig(
+        router=RouterConfig(references=1, synth_start=0, synth_floor=0)))
+    for n in (1, 3, 4):
+        solved(seeded_bank, coded, task(n), pipeline.solver)
+    assert pipeline.routing.decide(task(5), seed=0).spec.id == coded.id  # the best arm, where code may run
+    pipeline.confine()
+    decision = pipeline.routing.decide(task(5), seed=0)
+    assert coded.id not in {a.harness_id for a in decision.arms}  # not even among the arms weighed
+    assert decision.spec is None or not decision.spec.code_sections
+    assert not (pipeline.config.online_tools or pipeline.config.synthesis.dry_run)

@@ -26,6 +26,7 @@ CASES = {  # flag: (its value on the command line, where it must land)
     "--max-concurrent": ("9", lambda c: c.max_concurrent == 9),
     "--n": ("2", lambda c: c.pipeline.synthesis.n == 2),
     "--no-dry-run": (None, lambda c: c.pipeline.synthesis.dry_run is False),
+    "--allow-unconfined": (None, lambda c: c.allow_unconfined is True),
     "--auth-token-file": ("{tmp}/token", lambda c: c.auth_token == "the-token"),
     "--tokens-file": ("{tmp}/tokens.json", lambda c: str(c.tokens_file).endswith("/tokens.json")),
     "--tls-cert": ("{tmp}/cert.pem", lambda c: str(c.tls_cert).endswith("cert.pem")),

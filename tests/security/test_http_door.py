@@ -114,3 +114,22 @@ def test_a_client_that_leaves_mid_body_gets_an_answer_not_a_logged_traceback(pat
         sent.append(message)
     asyncio.run(door.app(scope, receive, send))
     assert sent[0]["type"] == "http.response.start" and sent[0]["status"] == 400
+
+
+def test_a_declared_body_over_the_cap_is_refused_before_a_byte_of_it_is_read():
+    """Content-Length 10**12 and two bytes sent: reading would wait for the rest until the client gives up."""
+    door = OpenAIDoor(Solving(object(), max_queue=1, access=Access.one_token("t")), keepalive_s=5)
+    path = "/v1/chat/completions"
+    scope = {"type": "http", "method": "POST", "path": path, "raw_path": path.encode(), "query_string": b"",
+             "headers": [(b"authorization", b"Bearer t"), (b"content-length", b"1000000000000")],
+             "http_version": "1.1", "scheme": "http", "server": ("127.0.0.1", 80), "root_path": ""}
+    sent, read = [], []
+
+    async def receive():
+        read.append(1)
+        await asyncio.sleep(3600)  # the rest of the body never comes
+
+    async def send(message):
+        sent.append(message)
+    asyncio.run(asyncio.wait_for(door.app(scope, receive, send), 10))
+    assert sent[0]["status"] == 413 and b"request body over" in sent[1]["body"] and not read

@@ -53,8 +53,8 @@ def readable(pool: str) -> tuple[str, tuple]:
 
 
 class Catalog:
-    """What a pool holds: the harnesses it may read (no pool: all of them), its clusters, and the runs
-    under a name (a tenant's run ids: what its quotas count)."""
+    """What a pool holds: the harnesses it may read (no pool: all of them), and the runs under a name (a
+    tenant's run ids: what its quota counts)."""
 
     def __init__(self, store: Store):
         self.store = store
@@ -85,11 +85,6 @@ class Catalog:
                 break
         return chain
 
-
-    def clusters(self, pool: str) -> set[str]:
-        """The clusters the server ran tasks of in `pool`."""
-        where, params = in_pool("cluster", pool)
-        return {r[0] for r in self.store.query(f"SELECT DISTINCT cluster FROM runs WHERE {where}", params)}
 
     def runs_named(self, prefix: str) -> int:
         """How many runs have an id that starts with `prefix` (not a range on the id: PostgreSQL's

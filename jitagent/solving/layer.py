@@ -31,6 +31,7 @@ from typing import Literal
 
 from harness_bank import HarnessRecord, Rollback
 from harness_bank.bank import BankError
+from harness_bank.pools import pool_of
 from harness_bank.recorded import RecordedRun, recorded_run
 from harness_bank.store import StoreUnavailable
 from harness_bank.views import ArmView, BankViews
@@ -245,7 +246,7 @@ as whom (open: everyone is the operator)."""
                 raise SolveError("quota", f"tenant {caller.tenant!r} has {kept} runs kept, its quota "
                                           f"(max_runs {caller.max_runs}); the operator may raise it")
             if caller.max_clusters is not None:
-                clusters = bank.catalog.clusters(pool)
+                clusters = [c for c in BankViews(bank).cluster_names() if pool_of(c) == pool]
                 cluster = bank.cluster_for(task.prompt, task.type, tuple(task.tags), pool)
                 if cluster not in clusters and len(clusters) >= caller.max_clusters:
                     raise SolveError("quota", f"task {task.id} would open cluster {clipped(cluster)}; pool "

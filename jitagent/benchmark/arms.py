@@ -30,7 +30,10 @@ EXAMPLE_ABLATIONS = (ExamplesSpec(k=2), ExamplesSpec(k=2, pick="nearest"), Examp
 ARMS = ("fixed", "oracle", "jit_static", "jit_stream", "jit_warm", *TOOL_ARMS, *EXAMPLE_ARMS, *ADAPTER_ARMS)
 DEFAULT_ARMS = ("fixed", "oracle", "jit_stream", "jit_warm")
 STREAM_ARMS = tuple(a for a in ARMS if a.startswith("jit_"))
-STREAMED_ARMS = ("fixed", "jit_stream", "jit_warm", "jit_examples")  # the arms `bench --stream` runs
+BARE = "bare"  # the solver's weights with no harness, served as their users serve them (bare.py)
+STREAMED_ARMS = ("fixed", BARE, "jit_stream", "jit_warm", "jit_examples")  # the arms `bench --stream` runs
+STREAM_ONLY = tuple(a for a in STREAMED_ARMS if a not in ARMS)
+ALL_ARMS = ARMS + STREAM_ONLY
 STREAMED_DEFAULT = ("fixed", "jit_examples")
 WARMED_ARMS = ("jit_warm", *TOOL_ARMS, *EXAMPLE_ARMS, *ADAPTER_ARMS)  # arms that start from the warm bank
 # the bench's adapters in its adapter bank: with the expert's corrections, and without them

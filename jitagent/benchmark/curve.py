@@ -15,6 +15,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from harness_bank.router import ROUTES
+from jitagent.benchmark.arms import BARE
 from jitagent.benchmark.ledger import Ledger, total_tokens
 from jitagent.benchmark.stats import best_per_type, bootstrap_ci, known_mean, rank
 from jitagent.common.usage import known_sum
@@ -28,7 +29,7 @@ def stream_rows(ledger: Ledger) -> Rows:
     """Each stream arm's rows by position, over the positions every arm finished."""
     by_arm: dict[str, dict[int, dict]] = defaultdict(dict)
     for arm in ledger.arms():
-        if arm.startswith(("fixed:", "jit")):
+        if arm.startswith(("fixed:", "jit")) or arm == BARE:
             for row in ledger.rows(arm):
                 if row.get("order") is not None and row["repeat"] == 0:
                     by_arm[arm][row["order"]] = row

@@ -42,7 +42,8 @@ class Ledger:
         events.append({"kind": "verdict", "text": run.verdict[:600]})  # the task's verdict ends a trace
         with self.path.with_name("trajectories.jsonl").open("a") as f:
             f.write(json.dumps({k: row[k] for k in ("arm", "task_id", "repeat", "reward")} | extra |
-                               {"answer": run.answer, "verdict": run.verdict, "events": events}) + "\n")
+                               {"answer": run.answer, "calls": run.client_calls, "verdict": run.verdict,
+                                  "events": events}) + "\n")
         shared(self.path.with_name("trajectories.jsonl"))
 
     def rows(self, arm: str) -> list[dict]:

@@ -31,7 +31,15 @@ from typing import Protocol
 from harness_bank import HarnessBank
 from harness_bank.bank import copy_bank
 from jitagent.benchmark.adapted import adapted_bank
-from jitagent.benchmark.arms import ARMS, DEFAULT_ARMS, EXAMPLE_ABLATIONS, STREAM_ARMS, TOOL_ARMS, WARMED_ARMS
+from jitagent.benchmark.arms import (
+    ALL_ARMS,
+    DEFAULT_ARMS,
+    EXAMPLE_ABLATIONS,
+    STREAM_ARMS,
+    STREAM_ONLY,
+    TOOL_ARMS,
+    WARMED_ARMS,
+)
 from jitagent.benchmark.digest import unit_context
 from jitagent.benchmark.ledger import Ledger, exhausted_in_synthesis, unit_row
 from jitagent.benchmark.progress import progress_bar
@@ -90,9 +98,9 @@ class Bench:
     def __init__(self, config: BenchConfig, solver: ModelClient, meta: ModelClient,
                  writer: ModelClient | None = None):
         """`writer`: the tool arms' writer of code for clusters (default: the meta-model)."""
-        unknown = set(config.arms) - set(ARMS)
+        unknown = set(config.arms) - set(ALL_ARMS)
         if unknown:
-            raise ValueError(f"unknown arm(s) {sorted(unknown)}; arms: {list(ARMS)}")
+            raise ValueError(f"unknown arm(s) {sorted(unknown)}; arms: {list(ALL_ARMS)}")
         self.config = config
         self.solver = solver
         self.meta = meta
@@ -116,6 +124,8 @@ class Bench:
     async def run(self, progress: bool = True) -> None:
         final = self.tasks("final")
         arms = self.config.arms
+        if only := [a for a in arms if a in STREAM_ONLY]:
+            raise ValueError(f"the arm {only[0]!r} runs in a stream (--stream), not on `final`")
         with progress_bar(progress) as bar:
             self.bar = bar
             await self.screen()

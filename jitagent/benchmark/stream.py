@@ -26,8 +26,10 @@ import time
 from dataclasses import dataclass
 
 from harness_bank.bank import copy_bank
-from jitagent.benchmark.arms import STREAMED_ARMS, WARMED_ARMS
+from jitagent.benchmark.arms import BARE, STREAMED_ARMS, WARMED_ARMS
+from jitagent.benchmark.bare import BareModel
 from jitagent.benchmark.curve import curve_report, trainings
+from jitagent.benchmark.ledger import unit_row
 from jitagent.benchmark.progress import Lines, progress_bar
 from jitagent.benchmark.report import markdown
 from jitagent.benchmark.runner import Bench, BenchConfig
@@ -35,6 +37,8 @@ from jitagent.benchmark.stats import summarize
 from jitagent.config.paths import shared
 from jitagent.improvement.retrain import RetrainConfig
 from jitagent.models.base import ModelClient
+from jitagent.models.embedded import EmbeddedModel
+from jitagent.models.gguf import model_path
 from jitagent.runtime.events import RunResult
 from jitagent.sandbox.launch import Workspace
 from jitagent.solving.config import PipelineConfig
@@ -71,10 +75,12 @@ class Stream:
             bench.bar = units.bar
             await bench.screen()
             fixed = bench.fixed_seeds() if "fixed" in bench.config.arms else []
+            bare = bare_model(bench.solver) if BARE in bench.config.arms else None
             pipelines = {arm: await self._pipeline(arm) for arm in bench.config.arms if arm.startswith("jit")}
             try:
                 for order, task in enumerate(self.tasks):
                     rows = [await self._fixed(name, task, order) for name in fixed]
+                    rows += [await self._bare(bare, task, order)] if bare else []
                     rows += [await self._jit(arm, pipeline, task, order)
                              for arm, pipeline in pipelines.items()]
                     units.done(order, task, [r for r in rows if r is not None])
@@ -98,6 +104,17 @@ class Stream:
         if self.bench.ledger.done(arm, task.id, 0, self.bench.context):
             return None
         row, _ = await self.bench._execute(arm, self.bench.seeds[name], task, 0, order=order)
+        self.bench.ledger.add(row)
+        return row
+
+    async def _bare(self, model: BareModel, task: Task, order: int) -> dict | None:
+        """The bare model's reply, checked as the client checks every arm's."""
+        if self.bench.ledger.done(BARE, task.id, 0, self.bench.context):
+            return None
+        run = await scored(task, await model.run(task))
+        row = unit_row(BARE, task, 0, run, budget_exhausted=False, route=BARE, order=order)
+        row |= self.bench.context
+        self.bench.ledger.trace(row, run, harness=BARE)
         self.bench.ledger.add(row)
         return row
 
@@ -173,11 +190,24 @@ class Reporting:
                                     | ({"type": None} if self.untyped else {}))
 
     async def answered(self, pipeline: JitPipeline, result: SolveResult, exhausted: bool) -> RunResult:
-        run = result.run
-        verdict = await checked(self.task, judged(self.task.verifier.kind, run.answer, run.client_calls))
-        if verdict.reward is not None and (run.error is None or exhausted):  # out of budget: a real 0
-            await pipeline.report_outcome(Report(verdict.reward, verdict.detail), run_id=result.run_id)
-        return dataclasses.replace(run, reward=verdict.reward, passed=verdict.passed, verdict=verdict.detail)
+        run = await scored(self.task, result.run)
+        if run.reward is not None and (run.error is None or exhausted):  # out of budget: a real 0
+            await pipeline.report_outcome(Report(run.reward, run.verdict), run_id=result.run_id)
+        return run
+
+
+async def scored(task: Task, run: RunResult) -> RunResult:
+    """The run as its client checks it: the task's verdict on its answer (on its calls, under a calls
+    verifier)."""
+    verdict = await checked(task, judged(task.verifier.kind, run.answer, run.client_calls))
+    return dataclasses.replace(run, reward=verdict.reward, passed=verdict.passed, verdict=verdict.detail)
+
+
+def bare_model(solver: ModelClient) -> BareModel:
+    """The bare arm serves the solver's own GGUF; a solver behind an endpoint has its own server for that."""
+    if not isinstance(solver, EmbeddedModel):
+        raise ValueError("the bare arm serves the embedded solver's GGUF; this solver is an endpoint")
+    return BareModel(str(model_path(solver.name)))
 
 
 async def checked(task: Task, answer: str | None):

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from jitagent import __version__
-from jitagent.benchmark.arms import ARMS, DEFAULT_ARMS, STREAMED_ARMS, STREAMED_DEFAULT
+from jitagent.benchmark.arms import ALL_ARMS, ARMS, DEFAULT_ARMS, STREAMED_ARMS, STREAMED_DEFAULT
 from jitagent.cli import bank as bank_cli
 from jitagent.cli import completion, settings
 from jitagent.cli import fleet as fleet_cli
@@ -304,7 +304,7 @@ def _add_bench(sub) -> None:
                    help="N tasks of the score split for the screen (default: --limit)")
     p.add_argument("--warm-limit", type=COUNT,
                    help="N tasks of the learn split for jit_warm's warm-up (default: --limit)")
-    p.add_argument("--arms", nargs="+", choices=ARMS, metavar="ARM",
+    p.add_argument("--arms", nargs="+", choices=ALL_ARMS, metavar="ARM",
                    help=f"the arms to run on the final split: {', '.join(ARMS)} (default: "
                    f"{' '.join(DEFAULT_ARMS)}; with --stream: {', '.join(STREAMED_ARMS)}, default "
                    f"{' '.join(STREAMED_DEFAULT)})")

@@ -24,6 +24,7 @@ import random
 import re
 import sys
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from jitagent.tasks.conversation import transcript
@@ -75,24 +76,33 @@ def lines(wheel: zipfile.ZipFile, name: str) -> list[dict]:
     return [json.loads(line) for line in wheel.read(name).decode().splitlines() if line.strip()]
 
 
+def entries(wheel_path: Path) -> Iterator[tuple[str, dict, dict | None]]:
+    """Each entry of the categories with its category and possible answer (None for the irrelevance ones)."""
+    with zipfile.ZipFile(wheel_path) as wheel:
+        for category in CATEGORIES:
+            answers = {} if category in NO_CALL else {a["id"]: a for a in lines(
+                wheel, f"bfcl_eval/data/possible_answer/BFCL_v4_{category}.json")}
+            for entry in lines(wheel, f"bfcl_eval/data/BFCL_v4_{category}.json"):
+                yield category, entry, answers.get(entry["id"])
+
+
 def suite(wheel_path: Path) -> tuple[list[Task], dict[str, str]]:
     """The tasks, and why each entry left out was (by id)."""
     tasks, left_out = [], {}
-    with zipfile.ZipFile(wheel_path) as wheel:
-        for category in CATEGORIES:
-            entries = lines(wheel, f"bfcl_eval/data/BFCL_v4_{category}.json")
-            answers = {} if category in NO_CALL else {a["id"]: a for a in lines(
-                wheel, f"bfcl_eval/data/possible_answer/BFCL_v4_{category}.json")}
-            order = list(range(len(entries)))
-            random.Random(f"{SPLIT_SEED}:{category}").shuffle(order)
-            tenth = max(1, len(entries) // 10)
-            splits = {i: "learn" if rank < tenth else "score" if rank < 2 * tenth else "final"
-                      for rank, i in enumerate(order)}
-            for i, entry in enumerate(entries):
-                try:
-                    tasks.append(task_of(category, entry, answers.get(entry["id"]), splits[i]))
-                except ValueError as exc:  # pydantic's ValidationError is one
-                    left_out[entry["id"]] = str(exc).splitlines()[-2 if "\n" in str(exc) else -1].strip()
+    by_category: dict[str, list[tuple[dict, dict | None]]] = {}
+    for category, entry, answer in entries(wheel_path):
+        by_category.setdefault(category, []).append((entry, answer))
+    for category, pairs in by_category.items():
+        order = list(range(len(pairs)))
+        random.Random(f"{SPLIT_SEED}:{category}").shuffle(order)
+        tenth = max(1, len(pairs) // 10)
+        splits = {i: "learn" if rank < tenth else "score" if rank < 2 * tenth else "final"
+                  for rank, i in enumerate(order)}
+        for i, (entry, answer) in enumerate(pairs):
+            try:
+                tasks.append(task_of(category, entry, answer, splits[i]))
+            except ValueError as exc:  # pydantic's ValidationError is one
+                left_out[entry["id"]] = str(exc).splitlines()[-2 if "\n" in str(exc) else -1].strip()
     return tasks, left_out
 
 

@@ -1,7 +1,7 @@
 """The `bare` arm: the solver's weights served the way their users serve them, with no harness — the same GGUF
 through llama-cpp-python's chat completion, its own chat template rendering the task's messages and client
-tools, the reply parsed as leniently as serving stacks parse it (`<tool_call>` tags, fenced or bare JSON).
-What jitagent adds is measured against this, not against a strict parser that scores a fenced call 0.
+tools, the reply's calls read as leniently as serving stacks read them (`<tool_call>` tags, fenced or bare
+JSON). What jitagent adds is measured against this, not against a strict parser that scores a fenced call 0.
 
 Greedy decoding (temperature 0) and at most MAX_TOKENS a reply; the run is not verified here (the stream
 checks it as every arm's answer is checked)."""
@@ -9,62 +9,22 @@ checks it as every arm's answer is checked)."""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import re
 import time
 
+from jitagent.runtime import client_calls
 from jitagent.runtime.events import Cost, RunResult, Trajectory
-from jitagent.tasks.task import Task
+from jitagent.tasks.task import ClientTool, Task
 
 MAX_TOKENS = 512
 N_CTX = 4096
-TAGGED = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.S)
-FENCED = re.compile(r"```[a-zA-Z]*\n?(.*?)```", re.S)
 
 
-def parsed_calls(reply: str) -> list[dict]:
-    """The calls a reply makes, each {"name", "arguments"}: inside `<tool_call>` tags if it has any, else
-    inside fenced blocks, else the reply itself as JSON — an object or a list of them, one after another,
-    with `arguments` (or `parameters`) an object or a JSON string of one. [] where none reads as a call."""
-    for pattern in (TAGGED, FENCED):
-        blocks = pattern.findall(reply)
-        if blocks:
-            return [call for block in blocks for call in _calls(block)]
-    return _calls(reply)
-
-
-def _calls(text: str) -> list[dict]:
-    calls = []
-    for value in _json_values(text):
-        for item in value if isinstance(value, list) else [value]:
-            if not (isinstance(item, dict) and isinstance(item.get("name"), str)):
-                continue
-            arguments = item.get("arguments", item.get("parameters", {}))
-            if isinstance(arguments, str):
-                try:
-                    arguments = json.loads(arguments)
-                except ValueError:
-                    continue
-            if isinstance(arguments, dict):
-                calls.append({"name": item["name"], "arguments": arguments})
-    return calls
-
-
-def _json_values(text: str) -> list:
-    """The JSON values in `text` one after another (separated by blanks or commas); stops at the first
-    thing that is not one."""
-    decoder, values, at = json.JSONDecoder(), [], 0
-    while True:
-        while at < len(text) and text[at] in " \t\r\n,":
-            at += 1
-        if at >= len(text):
-            return values
-        try:
-            value, at = decoder.raw_decode(text, at)
-        except ValueError:
-            return values
-        values.append(value)
+def parsed_calls(reply: str, tools: list[ClientTool]) -> list[dict]:
+    """The calls a reply makes, read by the reader every harness's replies are read by
+    (`runtime.client_calls.read`: objects in `<tool_call>` tags, fenced or bare, or a ReAct action), so the
+    arms differ by the harness, not the parser; nothing is repaired or held to its schema."""
+    return [{"name": call.tool, "arguments": call.args} for call in client_calls.read(reply, tools)]
 
 
 class BareModel:
@@ -82,7 +42,7 @@ class BareModel:
         out = await asyncio.to_thread(self._complete, [{"role": "user", "content": task.prompt}], tools)
         reply = out["choices"][0]["message"].get("content") or ""
         usage = out["usage"]
-        calls = parsed_calls(reply) if tools else []
+        calls = parsed_calls(reply, task.client_tools)
         cost = Cost(prompt_tokens=usage["prompt_tokens"], completion_tokens=usage["completion_tokens"],
                     wall_s=time.monotonic() - start)
         return RunResult(task_id=task.id, harness_id="bare", answer=None if calls else reply, passed=None,

@@ -1,0 +1,196 @@
+"""A BFCL stream's units scored by BFCL's own checker: `bfcl_eval`'s AST checker (`ast_checker`, and for the
+irrelevance categories its relevance rule: right where the reply decodes to no call), run on each unit's
+calls as BFCL runs it for a function-calling model (each call `{name: arguments}`; names with dots were sent
+with underscores, as BFCL sends them to OpenAI-style models). The checker is imported from the unpacked
+wheel with one module of it replaced: `constants.model_config`, which would import every vendor's SDK and is
+read only for that name rule. Only positions every arm finished count (paired), as in the stream's report.
+
+Per category and arm: BFCL's accuracy; BFCL's aggregates (non-live AST: the unweighted mean of simple,
+multiple, parallel, parallel_multiple; live AST: over the live entries, weighted by count; irrelevance and
+live_irrelevance apart); over all entries, each arm's paired difference against the bare model and the best
+fixed seed with a bootstrap 95% interval; tokens and wall time per entry; how often the stream's own verifier
+(what the product learned from) agreed with BFCL's checker.
+
+Usage:
+  python bench/bfcl_score.py bench/results/bfcl-stream --wheel /tmp/bfcl/bfcl_eval-2026.3.23-py3-none-any.whl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import types
+import zipfile
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from bfcl_suite import CATEGORIES, NO_CALL, entries  # noqa: E402
+
+from jitagent.benchmark.curve import stream_rows  # noqa: E402
+from jitagent.benchmark.ledger import Ledger, total_tokens  # noqa: E402
+from jitagent.benchmark.stats import bootstrap_ci  # noqa: E402
+
+MODEL = "jitagent"  # the model BFCL's checker is told of: one whose function names had dots made underscores
+NON_LIVE = ("simple_python", "multiple", "parallel", "parallel_multiple")
+LIVE = ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple")
+
+
+class Checker:
+    """BFCL's checker from the wheel, unpacked into a temporary folder."""
+
+    def __init__(self, wheel: Path):
+        self._dir = tempfile.TemporaryDirectory()
+        with zipfile.ZipFile(wheel) as archive:
+            archive.extractall(self._dir.name, [n for n in archive.namelist() if n.startswith("bfcl_eval/")])
+        sys.path.insert(0, self._dir.name)
+        stub = types.ModuleType("bfcl_eval.constants.model_config")
+        stub.MODEL_CONFIG_MAPPING = {MODEL: types.SimpleNamespace(underscore_to_dot=True)}
+        sys.modules[stub.__name__] = stub
+        from bfcl_eval.constants.enums import Language
+        from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker
+        from bfcl_eval.utils import is_empty_output, is_function_calling_format_output
+
+        self._ast, self._python = ast_checker, Language.PYTHON
+        self._empty, self._format = is_empty_output, is_function_calling_format_output
+
+    def valid(self, category: str, entry: dict, answer: dict | None, calls: list[dict]) -> bool:
+        decoded = [{call["name"]: call["arguments"]} for call in calls]
+        if category in NO_CALL:
+            return self._empty(decoded)
+        if not self._format(decoded):
+            return False
+        try:
+            return self._ast(entry["function"], decoded, answer["ground_truth"], self._python, category,
+                             MODEL)["valid"]
+        except Exception:  # the checker's own failure on a malformed value: BFCL counts it a miss
+            return False
+
+
+def units(run: Path) -> dict[tuple[str, str], list[dict]]:
+    """Each (arm, task) unit's calls, from the traces (the last line of a unit wins, as in the ledger)."""
+    calls = {}
+    for line in (run / "trajectories.jsonl").read_text().splitlines():
+        trace = json.loads(line)
+        if trace["repeat"] == 0:
+            calls[(trace["arm"], trace["task_id"])] = trace.get("calls") or []
+    return calls
+
+
+def scored(run: Path, wheel: Path) -> tuple[dict[str, dict[int, dict]], dict[str, tuple[str, dict, dict]]]:
+    """The stream's rows (positions every arm finished), each with `bfcl` (BFCL's verdict, 0/1)."""
+    rows = stream_rows(Ledger(run / "results.jsonl"))
+    calls = units(run)
+    checker, known = Checker(wheel), {e["id"]: (c, e, a) for c, e, a in entries(wheel)}
+    for arm, positions in rows.items():
+        for row in positions.values():
+            category, entry, answer = known[row["task_id"]]
+            row["bfcl"] = float(checker.valid(category, entry, answer, calls.get((arm, row["task_id"]), [])))
+    return rows, known
+
+
+def accuracy(units: list[dict]) -> float | None:
+    return statistics.fmean(u["bfcl"] for u in units) if units else None
+
+
+def aggregates(units: list[dict]) -> dict[str, float | None]:
+    """BFCL's per-category accuracies and its aggregates over the categories present."""
+    by_category = {c: [u for u in units if u["type"] == c] for c in CATEGORIES}
+    out = {c: accuracy(us) for c, us in by_category.items()}
+    non_live = [out[c] for c in NON_LIVE if out[c] is not None]
+    out["non-live AST"] = statistics.fmean(non_live) if non_live else None
+    out["live AST"] = accuracy([u for c in LIVE for u in by_category[c]])
+    out["all entries"] = accuracy(units)
+    return out
+
+
+def pct(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f}"
+
+
+def report(run: Path, wheel: Path) -> str:
+    rows, _ = scored(run, wheel)
+    arms = sorted(rows, key=lambda a: (a != "bare", not a.startswith("fixed:"), a))
+    orders = list(rows[arms[0]]) if arms else []
+    if not orders:
+        return "No stream position was finished by every arm yet."
+    table = {arm: aggregates(list(rows[arm].values())) for arm in arms}
+    columns = ["all entries", "non-live AST", "live AST", *CATEGORIES]
+    fixed = [a for a in arms if a.startswith("fixed:")]
+    best = max(fixed, key=lambda a: table[a]["all entries"], default=None)
+    lines = [f"{len(orders)} stream entries finished by every arm, scored by BFCL's own checker (bfcl-eval's "
+             "`ast_checker`; irrelevance: no call decoded). Accuracy in %; n per category below.", "",
+             "| arm | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
+    lines += [f"| {arm} | " + " | ".join(pct(table[arm][c]) for c in columns) + " |" for arm in arms]
+    counts = {c: sum(r["type"] == c for r in rows[arms[0]].values()) for c in CATEGORIES}
+    lines += ["| n | " + " | ".join(["", "", "", *(str(counts[c]) for c in CATEGORIES)]) + " |", "",
+              f"Paired over the {len(orders)} entries (BFCL accuracy, points, bootstrap 95%), tokens and "
+              "wall time per entry, and agreement of the stream's own verifier with BFCL's checker:", "",
+              "| arm | vs bare | vs best fixed | tokens/entry | × bare's tokens | wall s/entry | "
+              "verifier agrees |", "|---|---|---|---|---|---|---|"]
+    tokens_of = {arm: _tokens(rows[arm].values()) for arm in arms}
+    bare_tokens = tokens_of.get("bare")
+    for arm in arms:
+        tokens = tokens_of[arm]
+        ratio = tokens / bare_tokens if tokens is not None and bare_tokens else None
+        agree = statistics.fmean(float(bool(r["passed"]) == bool(r["bfcl"])) for r in rows[arm].values())
+        lines.append(f"| {arm} | {_paired(rows, arm, 'bare', orders)} | {_paired(rows, arm, best, orders)} | "
+                     f"{_num(tokens, ',.0f')} | {_num(ratio, '.2f')} | "
+                     f"{statistics.fmean(r['wall_s'] for r in rows[arm].values()):.1f} | {pct(agree)}% |")
+    _draw(table, arms, run / "bfcl-categories.png")
+    lines += ["", f"Best fixed seed (in hindsight, BFCL accuracy over the entries): {best or '–'}.", "",
+              "![BFCL accuracy per category](bfcl-categories.png)"]
+    return "\n".join(lines) + "\n"
+
+
+def _tokens(units) -> float | None:
+    """Tokens per entry over the units whose count is known (unknown is never 0)."""
+    known = [t for t in map(total_tokens, units) if t is not None]
+    return statistics.fmean(known) if known else None
+
+
+def _num(value: float | None, spec: str) -> str:
+    return "–" if value is None else format(value, spec)
+
+
+def _paired(rows: dict[str, dict[int, dict]], arm: str, base: str | None, orders: list[int]) -> str:
+    if base is None or base not in rows or arm == base:
+        return "–"
+    diffs = [rows[arm][k]["bfcl"] - rows[base][k]["bfcl"] for k in orders]
+    low, high = bootstrap_ci(diffs)
+    return f"{100 * statistics.fmean(diffs):+.1f} ({100 * low:+.1f} to {100 * high:+.1f})"
+
+
+def _draw(table: dict[str, dict], arms: list[str], path: Path) -> None:
+    columns = ["all entries", *CATEGORIES]
+    fig, ax = plt.subplots(figsize=(12, 4))
+    width = 0.8 / len(arms)
+    for i, arm in enumerate(arms):
+        ax.bar([c + i * width for c in range(len(columns))], [100 * (table[arm][c] or 0) for c in columns],
+               width, label=arm)
+    ax.set_xticks([c + 0.4 - width / 2 for c in range(len(columns))], columns, rotation=30, ha="right")
+    ax.set_ylabel("BFCL accuracy (%)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("run", type=Path, help="the stream's folder (results.jsonl, trajectories.jsonl)")
+    parser.add_argument("--wheel", type=Path, required=True, help="the bfcl-eval wheel (pip download)")
+    args = parser.parse_args(argv)
+    text = report(args.run, args.wheel)
+    (args.run / "bfcl-report.md").write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -34,6 +34,7 @@ from jitagent.runtime.verify import Verify
 from jitagent.runtime.voting import Vote
 from jitagent.sandbox.launch import SandboxLimits, Workspace
 from jitagent.sandbox.tools import ToolBox
+from jitagent.tasks.calls import judged
 from jitagent.tasks.task import Task
 from jitagent.tasks.verifiers import Verdict, verify
 
@@ -94,9 +95,9 @@ class Runtime:
     async def _verdict(run: Run, verify_answer: bool, budget: float | None) -> Verdict:
         if not verify_answer:
             return Verdict(None, None, "not verified (dry run)")
-        answer = run.answer
-        if run.task.verifier.kind == "calls":  # what is checked is the calls the run paused at
-            answer = json.dumps(run.calls_sent)
+        if run.client_calls and run.task.verifier.kind != "calls":
+            return Verdict(None, None, "paused at the client's calls: the answer to come is what is judged")
+        answer = judged(run.task.verifier.kind, run.answer, run.calls_sent)
         try:
             return await verify(run.task, answer, run.toolbox.workspace, deadline=budget)
         except Exception as exc:  # a verifier that crashes scores 0 and says why; it never stops a run
@@ -234,15 +235,17 @@ class Runtime:
         """Calls that hold to their schemas pause the run (ClientCalls); one that does not is never sent: the
         model hears why, and may correct it or answer without it."""
         calls = [client_calls.repaired(call, run.task.client_tools) for call in calls]
-        for call in calls:
-            problem = client_calls.problem(call, run.task.client_tools)
-            said = problem or f"sent to the client: {json.dumps(call.args)}"
+        problems = [client_calls.problem(call, run.task.client_tools) for call in calls]
+        first = next((problem for problem in problems if problem is not None), None)
+        for call, problem in zip(calls, problems):  # a reply's calls leave together or not at all
+            said = problem or ("not sent: another call of the reply is invalid" if first
+                               else f"sent to the client: {json.dumps(call.args)}")
             await run.emit(Step(kind="tool", tool=call.tool, ok=problem is None, text=said, step=talk.step,
                                 depth=talk.depth))
-            if problem is not None:
-                talk.tool_failed = True
-                talk.tell(run.prompts.text("client_tools", "invalid", problem=problem))
-                return None
+        if first is not None:
+            talk.tool_failed = True
+            talk.tell(run.prompts.text("client_tools", "invalid", problem=first))
+            return None
         raise ClientCalls(calls)
 
 

@@ -77,7 +77,7 @@ def json_values(text: str) -> list:
     while (start := OPENING.search(text, at)) is not None:
         try:
             value, at = decoder.raw_decode(text, start.start())
-        except ValueError:
+        except (ValueError, RecursionError):  # nested past the parser's depth: no value a call could be
             at = start.start() + 1
             continue
         values.append(value)

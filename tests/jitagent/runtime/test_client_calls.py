@@ -116,3 +116,26 @@ def test_a_calls_verifier_judges_the_call_the_run_paused_at_and_keeps_it_as_a_so
                                  "content": '{"tool": "get_order_total", "args": {"order_id": "a-1001"}}'}]
     wrong, _ = run(task, ["Final answer: 42"])  # answered without the call the task needed
     assert not wrong.passed and wrong.verdict == "expected 1 call(s), the run made 0"
+
+
+def test_deeply_nested_brackets_in_a_reply_are_no_call_not_a_crash():
+    assert client_calls.read("[" * 5000 + "]" * 5000, [TOTAL]) == []
+    assert client_calls.read("{" * 3000 + ' {"tool": "get_order_total", "args": {"order_id": "A"}}',
+                             [TOTAL]) == [ToolCall("get_order_total", {"order_id": "A"})]
+
+
+def test_a_run_paused_at_a_call_leaves_an_answers_verifier_unjudged():
+    """The answer comes after the client's results: the pause is neither a pass nor a 0."""
+    task = Task(id="t", prompt=ASK, client_tools=[TOTAL], verifier={"kind": "exact", "expected": "42.50"})
+    result, _ = run(task, ['{"tool": "get_order_total", "args": {"order_id": "A-1001"}}'])
+    assert result.client_calls and result.passed is None and result.reward is None
+    assert "paused" in result.verdict
+
+
+def test_when_one_call_of_a_reply_is_invalid_none_is_said_to_be_sent():
+    task = Task(id="t", prompt=ASK, client_tools=[TOTAL])
+    result, _ = run(task, ['[{"tool": "get_order_total", "args": {"order_id": "A"}}, '
+                           '{"tool": "get_order_total", "args": {"order": 1}}]', "Final answer: 1"])
+    said = [e.text for e in result.trajectory.events if e.kind == "tool"]
+    assert result.client_calls == [] and not any(text.startswith("sent to the client") for text in said)
+    assert said[0] == "not sent: another call of the reply is invalid" and "'order_id'" in said[1]

@@ -258,11 +258,11 @@ def reply(solved: Solved) -> str:
     return "[jitagent: the harness gave no answer" + (f" ({solved.error})" if solved.error else "") + "]"
 
 
-def assistant_message(solved: Solved, parallel: bool) -> tuple[dict, str]:
+def assistant_message(solved: Solved) -> tuple[dict, str]:
     """The reply's message and finish reason: the calls the run paused at, or the answer."""
     if not solved.tool_calls:
         return {"role": "assistant", "content": reply(solved)}, "stop"
-    calls = [json.loads(call) for call in solved.tool_calls[:None if parallel else 1]]
+    calls = [json.loads(call) for call in solved.tool_calls]
     return {"role": "assistant", "content": None, "tool_calls": [
         {"id": f"call_{solved.run_id}_{i}", "type": "function",
          "function": {"name": call["name"], "arguments": json.dumps(call["arguments"])}}
@@ -342,13 +342,13 @@ class OpenAIDoor:
         solve = functools.partial(self._solve, task, run_id, replay, options.n, caller)
         if chat.stream:
             include_usage = bool(chat.stream_options and chat.stream_options.include_usage)
-            events = self._sse(solve, run_id, chat.model, include_usage, chat.parallel_tool_calls)
+            events = self._sse(solve, run_id, chat.model, include_usage)
             return StreamingResponse(events, media_type="text/event-stream", headers=headers)
         try:
             solved = await solve()
         except ApiError as exc:
             return exc.response(headers)
-        return JSONResponse(self._completion(solved, chat.model, chat.parallel_tool_calls), headers=headers)
+        return JSONResponse(self._completion(solved, chat.model), headers=headers)
 
     async def models(self, request: Request) -> Response:
         try:
@@ -398,7 +398,7 @@ class OpenAIDoor:
             raise ApiError.of(exc) from None
 
     async def _sse(self, solve: Callable[[], Awaitable[Solved]], run_id: str, model: str,
-                   include_usage: bool, parallel: bool) -> AsyncIterator[str]:
+                   include_usage: bool) -> AsyncIterator[str]:
         """Keep-alive comments while the solve works, then the answer, the end, [DONE]."""
         work = asyncio.ensure_future(solve())
         try:
@@ -413,7 +413,7 @@ class OpenAIDoor:
                 return
             head = {"id": run_id, "object": "chat.completion.chunk", "created": int(time.time()),
                     "model": model, "jitagent": solved.model_dump(mode="json")}
-            delta, finish = assistant_message(solved, parallel)
+            delta, finish = assistant_message(solved)
             if "tool_calls" in delta:  # as OpenAI streams them: each call with its index
                 delta = {"role": "assistant", "tool_calls": [{"index": i} | call
                                                              for i, call in enumerate(delta["tool_calls"])]}
@@ -427,8 +427,8 @@ class OpenAIDoor:
                 work.cancel()
 
     @staticmethod
-    def _completion(solved: Solved, model: str, parallel: bool) -> dict:
-        message, finish = assistant_message(solved, parallel)
+    def _completion(solved: Solved, model: str) -> dict:
+        message, finish = assistant_message(solved)
         completion: dict[str, Any] = {
             "id": solved.run_id, "object": "chat.completion", "created": int(time.time()), "model": model,
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
@@ -462,7 +462,8 @@ class OpenAIDoor:
         tools = client_tools(chat)
         try:  # with a verifier and the tools made, only the text and the tool choice are left to be wrong
             return task_for(conversation_text(chat.messages), type=task_type(chat.model), verifier=verifier,
-                            client_tools=tools, tool_choice=AUTO if chat.choice == "none" else chat.choice)
+                            client_tools=tools, tool_choice=AUTO if chat.choice == "none" else chat.choice,
+                            parallel_calls=chat.parallel_tool_calls)
         except ValueError as exc:
             param = "tool_choice" if "tool_choice" in str(exc) else "messages"
             raise ApiError(400, str(exc), param) from None

@@ -54,6 +54,7 @@ def task_to_proto(task: Task | str) -> pb.Task:
                   verifier=verifier_to_proto(task.verifier), public_tests=task.public_tests or "",
                   split=enum_value(pb.Split, task.split) if task.split else pb.SPLIT_UNSPECIFIED,
                   tool_choice=task.tool_choice if task.client_tools else "",
+                  single_call=not task.parallel_calls,
                   client_tools=[pb.ClientTool(name=t.name, description=t.description, parameters=json.dumps(
                       t.parameters)) for t in task.client_tools])
     if task.tools is not None:
@@ -127,6 +128,7 @@ def task_from_proto(msg: pb.Task, where: str = "task") -> Task:
             client_tools=[client_tool_from_proto(t, f"{where}.client_tools[{i}]")
                           for i, t in enumerate(msg.client_tools)],
             tool_choice=msg.tool_choice or AUTO,
+            parallel_calls=not msg.single_call,
         )
     except ValidationError as exc:
         raise RequestError(where, format_validation_error(exc)) from None

@@ -234,7 +234,8 @@ class Runtime:
     async def _call_client(run: Run, talk: Conversation, calls: list) -> None:
         """Calls that hold to their schemas pause the run (ClientCalls); one that does not is never sent: the
         model hears why, and may correct it or answer without it."""
-        calls = [client_calls.repaired(call, run.task.client_tools) for call in calls]
+        calls = [client_calls.repaired(call, run.task.client_tools)
+                 for call in calls[:None if run.task.parallel_calls else 1]]
         problems = [client_calls.problem(call, run.task.client_tools) for call in calls]
         first = next((problem for problem in problems if problem is not None), None)
         for call, problem in zip(calls, problems):  # a reply's calls leave together or not at all

@@ -151,6 +151,8 @@ class Task(BaseModel):
                                            description="the client's functions the run may call")
     tool_choice: str = Field(AUTO, description="auto: the harness decides; required: the reply is a call; "
                                                "a client tool's name: a call of that one")
+    parallel_calls: bool = Field(True, description="False: at most one call of the client's functions a "
+                                                   "reply (OpenAI's parallel_tool_calls=false)")
 
     @field_validator("prompt")
     @classmethod
@@ -345,11 +347,11 @@ def _finite_number(value: str | float) -> int | float | None:
 
 def task_for(prompt: str, *, type: str | None = None, expect: Expected | None = None,
              verifier: dict | VerifierSpec | None = None, client_tools: list[ClientTool] = (),
-             tool_choice: str = AUTO) -> Task:
+             tool_choice: str = AUTO, parallel_calls: bool = True) -> Task:
     """A task from a prompt and what checks it (see verifier_for); its id derives from the prompt."""
     try:
         return Task(id=derived_id(prompt), prompt=prompt, type=type, verifier=verifier_for(expect, verifier),
-                    client_tools=list(client_tools), tool_choice=tool_choice)
+                    client_tools=list(client_tools), tool_choice=tool_choice, parallel_calls=parallel_calls)
     except ValidationError as exc:
         raise ValueError(f"task: {format_validation_error(exc)}") from None
 

@@ -154,7 +154,7 @@ class ToolSet(_message.Message):
     def __init__(self, names: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Task(_message.Message):
-    __slots__ = ("id", "prompt", "type", "tags", "tools", "files", "verifier", "public_tests", "split", "client_tools", "tool_choice")
+    __slots__ = ("id", "prompt", "type", "tags", "tools", "files", "verifier", "public_tests", "split", "client_tools", "tool_choice", "single_call")
     class FilesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -173,6 +173,7 @@ class Task(_message.Message):
     SPLIT_FIELD_NUMBER: _ClassVar[int]
     CLIENT_TOOLS_FIELD_NUMBER: _ClassVar[int]
     TOOL_CHOICE_FIELD_NUMBER: _ClassVar[int]
+    SINGLE_CALL_FIELD_NUMBER: _ClassVar[int]
     id: str
     prompt: str
     type: str
@@ -184,7 +185,8 @@ class Task(_message.Message):
     split: Split
     client_tools: _containers.RepeatedCompositeFieldContainer[ClientTool]
     tool_choice: str
-    def __init__(self, id: _Optional[str] = ..., prompt: _Optional[str] = ..., type: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., tools: _Optional[_Union[ToolSet, _Mapping]] = ..., files: _Optional[_Mapping[str, str]] = ..., verifier: _Optional[_Union[Verifier, _Mapping]] = ..., public_tests: _Optional[str] = ..., split: _Optional[_Union[Split, str]] = ..., client_tools: _Optional[_Iterable[_Union[ClientTool, _Mapping]]] = ..., tool_choice: _Optional[str] = ...) -> None: ...
+    single_call: bool
+    def __init__(self, id: _Optional[str] = ..., prompt: _Optional[str] = ..., type: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., tools: _Optional[_Union[ToolSet, _Mapping]] = ..., files: _Optional[_Mapping[str, str]] = ..., verifier: _Optional[_Union[Verifier, _Mapping]] = ..., public_tests: _Optional[str] = ..., split: _Optional[_Union[Split, str]] = ..., client_tools: _Optional[_Iterable[_Union[ClientTool, _Mapping]]] = ..., tool_choice: _Optional[str] = ..., single_call: _Optional[bool] = ...) -> None: ...
 
 class ClientTool(_message.Message):
     __slots__ = ("name", "description", "parameters")

@@ -10,7 +10,7 @@ import httpx
 import openai
 import pytest
 
-from jitagent.doors.openai_http import Message, conversation_text
+from jitagent.doors.openai_http import ChatRequest, Message, OpenAIDoor, conversation_text
 
 from .conftest import running
 from .test_openai_api import client_for
@@ -47,6 +47,14 @@ def test_a_required_call_comes_back_as_tool_calls_and_none_sends_no_tools_script
             assert answered.choices[0].finish_reason == "stop" and not answered.choices[0].message.tool_calls
             assert answered.choices[0].message.content == "0"  # what the scripted model answers
     asyncio.run(main())
+
+
+def test_parallel_tool_calls_false_reaches_the_run_not_only_the_reply():
+    """The run itself makes one call a reply, so what it records, is verified on and is shown later is
+    what the client got."""
+    for parallel in (True, False):
+        chat = ChatRequest(model="jitagent", messages=ASK, tools=[TOOL], parallel_tool_calls=parallel)
+        assert OpenAIDoor._task(chat).parallel_calls is parallel
 
 
 def test_a_streamed_call_reads_as_openai_streams_one_scripted(make_config):

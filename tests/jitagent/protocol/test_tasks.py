@@ -78,6 +78,8 @@ def test_client_tools_and_the_tool_choice_round_trip_and_a_schema_that_is_not_js
               "parameters": {"type": "object", "properties": {"id": {"type": "string"}}}}]
     task = Task(id="c", prompt="Total of A-1?", client_tools=tools, tool_choice="total")
     assert through_the_wire(task) == task
+    one_a_reply = task.model_copy(update={"parallel_calls": False})
+    assert through_the_wire(one_a_reply) == one_a_reply
     msg = task_to_proto(task)
     msg.client_tools[0].parameters = "{not json"
     with pytest.raises(RequestError, match=r"task.client_tools\[0\].parameters: not JSON"):

@@ -139,3 +139,13 @@ def test_when_one_call_of_a_reply_is_invalid_none_is_said_to_be_sent():
     said = [e.text for e in result.trajectory.events if e.kind == "tool"]
     assert result.client_calls == [] and not any(text.startswith("sent to the client") for text in said)
     assert said[0] == "not sent: another call of the reply is invalid" and "'order_id'" in said[1]
+
+
+def test_a_task_that_takes_one_call_a_reply_pauses_at_the_first():
+    """parallel_tool_calls=false: the run records and sends the one call the client takes, not two."""
+    two = ('[{"tool": "get_order_total", "args": {"order_id": "A"}}, '
+           '{"tool": "get_order_total", "args": {"order_id": "B"}}]')
+    both, _ = run(Task(id="t", prompt=ASK, client_tools=[TOTAL]), [two])
+    one, _ = run(Task(id="t", prompt=ASK, client_tools=[TOTAL], parallel_calls=False), [two])
+    assert len(both.client_calls) == 2
+    assert one.client_calls == [{"name": "get_order_total", "arguments": {"order_id": "A"}}]

@@ -45,7 +45,8 @@ CONTROL_PROMPTS: dict[str, dict[str, frozenset[str]]] = {
     "summarize": dict.fromkeys(("system", "user", "user_with_summary"), frozenset({"summary", "history"})),
     "nudge": {"user": frozenset()},
     "first_tool": {"user": frozenset({"tool"})},
-    "client_tools": {"system": frozenset({"functions"}), "invalid": frozenset({"problem"})},
+    "client_tools": {**dict.fromkeys(("system", "system_one_call"), frozenset({"functions"})),
+                     "invalid": frozenset({"problem"})},
 }
 
 # A `code` section implements one stage in Python; the runtime calls this function in the sandbox.

@@ -185,7 +185,8 @@ class Runtime:
                     + await run.memory.view(run, talk))
         if run.task.client_tools:
             messages[0]["content"] += "\n" + run.prompts.text(
-                "client_tools", "system", functions=client_calls.describe(run.task.client_tools))
+                "client_tools", "system" if run.task.parallel_calls else "system_one_call",
+                functions=client_calls.describe(run.task.client_tools))
         forced = run.task.forced_calls  # tool_choice: the reply is a call, decoded under the tools' schemas
         prefill = "" if forced else run.action.prefill(run.spec.prompts.prefill, talk.step)
         if prefill:

@@ -149,3 +149,11 @@ def test_a_task_that_takes_one_call_a_reply_pauses_at_the_first():
     one, _ = run(Task(id="t", prompt=ASK, client_tools=[TOTAL], parallel_calls=False), [two])
     assert len(both.client_calls) == 2
     assert one.client_calls == [{"name": "get_order_total", "arguments": {"order_id": "A"}}]
+
+
+def test_the_model_is_told_it_may_call_several_at_once_only_where_the_client_takes_them():
+    _, several = run(Task(id="t", prompt=ASK, client_tools=[TOTAL]), ["Final answer: 1"])
+    _, one = run(Task(id="t", prompt=ASK, client_tools=[TOTAL], parallel_calls=False), ["Final answer: 1"])
+    assert "a JSON list of such objects" in several.calls[0]["messages"][0]["content"]
+    system = one.calls[0]["messages"][0]["content"]
+    assert "one call a reply" in system and "JSON list" not in system

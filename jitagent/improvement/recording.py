@@ -12,10 +12,13 @@ from jitagent.tasks.task import Task
 
 def record_verified(bank: HarnessBank, task: Task, spec: HarnessSpec, run: RunResult,
                     cluster: str | None = None, delivery: str | None = None,
-                    run_id: str | None = None, record: RunRecord | None = None) -> Decision:
+                    run_id: str | None = None, record: RunRecord | None = None) -> Decision | None:
     """A verified run into the bank (its harness stored first): its outcome through admission, with its run
     record in the same transaction where there is one, and its task among its cluster's labelled tasks,
-    which code written for the cluster is tried on."""
+    which code written for the cluster is tried on. None, nothing recorded, where the verifier did not
+    judge the run (its reward is unknown: it paused at the client's calls under an answer's verifier)."""
+    if run.reward is None:
+        return None
     cluster = cluster or bank.cluster_for(task.prompt, task.type, tuple(task.tags))
     decision = bank.record_outcome(outcome_of(task, spec, run, cluster, delivery, run_id), run=record)
     bank.record_labelled_task(cluster, task.id, task.model_dump(mode="json", exclude_defaults=True))

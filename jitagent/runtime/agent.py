@@ -183,11 +183,12 @@ class Runtime:
         talk.history[:1] = [prompts.task_message(run.spec.prompts, fields)]
         messages = (prompts.system_messages(run.spec.prompts, fields, run.examples)
                     + await run.memory.view(run, talk))
-        if run.task.client_tools:
-            messages[0]["content"] += "\n" + run.prompts.text(
-                "client_tools", "system" if run.task.parallel_calls else "system_one_call",
-                functions=client_calls.describe(run.task.client_tools))
         forced = run.task.forced_calls  # tool_choice: the reply is a call, decoded under the tools' schemas
+        if run.task.client_tools:  # several at once only where the client takes them and no grammar forbids
+            several = run.task.parallel_calls and not forced
+            messages[0]["content"] += "\n" + run.prompts.text(
+                "client_tools", "system" if several else "system_one_call",
+                functions=client_calls.describe(run.task.client_tools))
         prefill = "" if forced else run.action.prefill(run.spec.prompts.prefill, talk.step)
         if prefill:
             messages.append({"role": "assistant", "content": prefill})
@@ -238,16 +239,16 @@ class Runtime:
         calls = [client_calls.repaired(call, run.task.client_tools)
                  for call in calls[:None if run.task.parallel_calls else 1]]
         problems = [client_calls.problem(call, run.task.client_tools) for call in calls]
-        first = next((problem for problem in problems if problem is not None), None)
-        for call, problem in zip(calls, problems):  # a reply's calls leave together or not at all
-            said = problem or ("not sent: another call of the reply is invalid" if first
-                               else f"sent to the client: {json.dumps(call.args)}")
-            await run.emit(Step(kind="tool", tool=call.tool, ok=problem is None, text=said, step=talk.step,
-                                depth=talk.depth))
-        if first is not None:
+        if (bad := next((i for i, problem in enumerate(problems) if problem is not None), None)) is not None:
+            # a reply's calls leave together or not at all: the model hears why, once
+            await run.emit(Step(kind="tool", tool=calls[bad].tool, ok=False,
+                                text=f"not sent: {problems[bad]}", step=talk.step, depth=talk.depth))
             talk.tool_failed = True
-            talk.tell(run.prompts.text("client_tools", "invalid", problem=first))
+            talk.tell(run.prompts.text("client_tools", "invalid", problem=problems[bad]))
             return None
+        for call in calls:
+            await run.emit(Step(kind="tool", tool=call.tool, step=talk.step, depth=talk.depth,
+                                text=f"sent to the client: {json.dumps(call.args)}"))
         raise ClientCalls(calls)
 
 

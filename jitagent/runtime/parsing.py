@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
+
+from jitagent.common.safe_loading import json_loads
 
 FINAL = re.compile(r"(?:final\s*answer|answer)\s*[:：]\s*(.+)", re.I)
 BOXED = re.compile(r"\\boxed\{([^}]*)\}")
@@ -52,13 +53,13 @@ def parse_react(text: str) -> ToolCall | None:
 
 def parse_json_tool(text: str) -> ToolCall | None:
     try:
-        value = json.loads(text)
-    except ValueError:  # not JSON, or an integer past Python's 4,300 digits (not a JSONDecodeError)
+        value = json_loads(text)
+    except ValueError:  # not JSON, nested too deep, or an integer past Python's 4,300 digits
         match = re.search(r"\{.*\}", text or "", re.S)
         if not match:
             return None
         try:
-            value = json.loads(match.group(0))
+            value = json_loads(match.group(0))
         except ValueError:
             return None
     if not isinstance(value, dict) or "tool" not in value:

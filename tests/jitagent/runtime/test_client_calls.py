@@ -9,7 +9,7 @@ from jitagent.harness.seeds import load_seeds
 from jitagent.models.scripted import ScriptedModel
 from jitagent.runtime import client_calls
 from jitagent.runtime.agent import Runtime
-from jitagent.runtime.parsing import ToolCall
+from jitagent.runtime.parsing import ToolCall, parse_json_tool
 from jitagent.tasks.task import ClientTool, Task
 
 TOTAL = ClientTool(name="get_order_total", description="The total of an order.",
@@ -120,8 +120,12 @@ def test_a_calls_verifier_judges_the_call_the_run_paused_at_and_keeps_it_as_a_so
 
 def test_deeply_nested_brackets_in_a_reply_are_no_call_not_a_crash():
     assert client_calls.read("[" * 5000 + "]" * 5000, [TOTAL]) == []
-    assert client_calls.read("{" * 3000 + ' {"tool": "get_order_total", "args": {"order_id": "A"}}',
+    assert client_calls.read("[" * 3000 + ' {"tool": "get_order_total", "args": {"order_id": "A"}}',
                              [TOTAL]) == [ToolCall("get_order_total", {"order_id": "A"})]
+    assert parse_json_tool("[" * 3000 + "]" * 3000) is None  # the harness's own action reader too
+    task = Task(id="t", prompt=ASK, client_tools=[TOTAL])
+    result, _ = run(task, ["[" * 3000 + "]" * 3000, "Final answer: 1"], seed="react")
+    assert result.error is None and result.answer == "1"
 
 
 def test_a_run_paused_at_a_call_leaves_an_answers_verifier_unjudged():
@@ -136,9 +140,9 @@ def test_when_one_call_of_a_reply_is_invalid_none_is_said_to_be_sent():
     task = Task(id="t", prompt=ASK, client_tools=[TOTAL])
     result, _ = run(task, ['[{"tool": "get_order_total", "args": {"order_id": "A"}}, '
                            '{"tool": "get_order_total", "args": {"order": 1}}]', "Final answer: 1"])
-    said = [e.text for e in result.trajectory.events if e.kind == "tool"]
-    assert result.client_calls == [] and not any(text.startswith("sent to the client") for text in said)
-    assert said[0] == "not sent: another call of the reply is invalid" and "'order_id'" in said[1]
+    said = [(e.text, e.ok) for e in result.trajectory.events if e.kind == "tool"]
+    assert result.client_calls == [] and len(said) == 1  # not "sent to the client" for the valid one
+    assert said[0][0].startswith("not sent: get_order_total: 'order_id'") and said[0][1] is False
 
 
 def test_a_task_that_takes_one_call_a_reply_pauses_at_the_first():
@@ -153,7 +157,9 @@ def test_a_task_that_takes_one_call_a_reply_pauses_at_the_first():
 
 def test_the_model_is_told_it_may_call_several_at_once_only_where_the_client_takes_them():
     _, several = run(Task(id="t", prompt=ASK, client_tools=[TOTAL]), ["Final answer: 1"])
-    _, one = run(Task(id="t", prompt=ASK, client_tools=[TOTAL], parallel_calls=False), ["Final answer: 1"])
     assert "a JSON list of such objects" in several.calls[0]["messages"][0]["content"]
-    system = one.calls[0]["messages"][0]["content"]
-    assert "one call a reply" in system and "JSON list" not in system
+    forced = Task(id="t", prompt=ASK, client_tools=[TOTAL], tool_choice="required")  # a grammar of one call
+    for task in (Task(id="t", prompt=ASK, client_tools=[TOTAL], parallel_calls=False), forced):
+        _, one = run(task, ['{"tool": "get_order_total", "args": {"order_id": "A"}}'])
+        system = one.calls[0]["messages"][0]["content"]
+        assert "one call a reply" in system and "JSON list" not in system

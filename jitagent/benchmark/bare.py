@@ -3,8 +3,8 @@ through llama-cpp-python's chat completion, its own chat template rendering the 
 tools, the reply's calls read as leniently as serving stacks read them (`<tool_call>` tags, fenced or bare
 JSON). What jitagent adds is measured against this, not against a strict parser that scores a fenced call 0.
 
-Greedy decoding (temperature 0) and at most MAX_TOKENS a reply; the run is not verified here (the stream
-checks it as every arm's answer is checked)."""
+Greedy decoding (temperature 0), at most MAX_TOKENS a reply, stopped at the unit's budget as every arm is;
+the run is not verified here (the stream checks it as every arm's answer is checked)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ from jitagent.runtime.events import Cost, RunResult, Trajectory
 from jitagent.tasks.task import ClientTool, Task
 
 MAX_TOKENS = 512
-N_CTX = 4096
 
 
 def parsed_calls(reply: str, tools: list[ClientTool]) -> list[dict]:
@@ -28,33 +27,50 @@ def parsed_calls(reply: str, tools: list[ClientTool]) -> list[dict]:
 
 
 class BareModel:
-    """One GGUF served as llama-cpp-python serves it; loaded on first use."""
+    """One GGUF served as llama-cpp-python serves it (loaded on first use), stopped at the unit's budget."""
 
-    def __init__(self, path: str):
-        self.path = path
+    def __init__(self, path: str, n_ctx: int):
+        self.path, self.n_ctx = path, n_ctx
         self._llm = None
 
-    async def run(self, task: Task) -> RunResult:
-        """The task's text as the user's message, its client tools as the request's tools."""
+    async def run(self, task: Task, budget_s: float) -> RunResult:
+        """The task's text as the user's message, its client tools as the request's tools. A failure (a
+        prompt past the context, say) is the unit's error, as the runtime makes a model's failure."""
+        from jitagent.models.interruptible import Interrupted
+
+        await asyncio.to_thread(self._load)
         start = time.monotonic()
         tools = [{"type": "function", "function": tool.model_dump(exclude_none=True)}
                  for tool in task.client_tools]
-        out = await asyncio.to_thread(self._complete, [{"role": "user", "content": task.prompt}], tools)
+        self._llm.stopping = lambda: time.monotonic() >= start + budget_s
+        try:
+            out = await asyncio.to_thread(self._llm.create_chat_completion, temperature=0.0,
+                                          messages=[{"role": "user", "content": task.prompt}],
+                                          tools=tools or None, max_tokens=MAX_TOKENS)
+        except (Interrupted, ValueError, RuntimeError) as exc:  # llama-cpp-python's failures are these
+            out_of_time = isinstance(exc, Interrupted)
+            return self._result(task, "", None, time.monotonic() - start, interrupted=out_of_time,
+                                error=None if out_of_time else f"{type(exc).__name__}: {exc}")
+        finally:
+            self._llm.stopping = None
         reply = out["choices"][0]["message"].get("content") or ""
-        usage = out["usage"]
-        calls = parsed_calls(reply, task.client_tools)
-        cost = Cost(prompt_tokens=usage["prompt_tokens"], completion_tokens=usage["completion_tokens"],
-                    wall_s=time.monotonic() - start)
-        return RunResult(task_id=task.id, harness_id="bare", answer=None if calls else reply, passed=None,
-                         reward=None, verdict="", cost=cost,
-                         trajectory=Trajectory(messages=[{"role": "assistant", "content": reply}]),
-                         client_calls=calls)
+        return self._result(task, reply, out["usage"], time.monotonic() - start)
 
-    def _complete(self, messages: list[dict], tools: list[dict]) -> dict:
+    def _load(self) -> None:
         if self._llm is None:
-            from llama_cpp import Llama  # heavy: only where the arm runs
+            from jitagent.models.interruptible import InterruptibleLlama  # heavy: only where the arm runs
 
-            self._llm = Llama(model_path=self.path, n_ctx=N_CTX, n_threads=os.cpu_count() or 2, n_batch=256,
-                              verbose=False)
-        return self._llm.create_chat_completion(messages=messages, tools=tools or None, temperature=0.0,
-                                                max_tokens=MAX_TOKENS)
+            self._llm = InterruptibleLlama(model_path=self.path, n_ctx=self.n_ctx, n_batch=256,
+                                           n_threads=os.cpu_count() or 2, verbose=False)
+
+    @staticmethod
+    def _result(task: Task, reply: str, usage: dict | None, wall_s: float, interrupted: bool = False,
+                error: str | None = None) -> RunResult:
+        """The reply as a run: its calls, else its text as the answer; tokens unknown where it failed."""
+        calls = parsed_calls(reply, task.client_tools)
+        cost = Cost(prompt_tokens=usage["prompt_tokens"] if usage else None,
+                    completion_tokens=usage["completion_tokens"] if usage else None, wall_s=wall_s)
+        return RunResult(task_id=task.id, harness_id="bare", answer=None if calls or not reply else reply,
+                         passed=None, reward=None, verdict="", cost=cost, error=error,
+                         interrupted=interrupted, client_calls=calls,
+                         trajectory=Trajectory(messages=[{"role": "assistant", "content": reply}]))

@@ -52,9 +52,10 @@ def oracle(rows: Rows) -> dict[int, dict]:
     return {k: rows[choice[r["type"]]][k] | {"arm": ORACLE} for k, r in rows[next(iter(fixed))].items()}
 
 
-def paired(arm: dict[int, dict], base: dict[int, dict], orders: list[int]) -> tuple[float, float, float]:
-    """Mean reward difference arm − base over `orders`, with a paired bootstrap 95% interval."""
-    diffs = [arm[k]["reward"] - base[k]["reward"] for k in orders]
+def paired(arm: dict[int, dict], base: dict[int, dict], orders: list[int],
+           key: str = "reward") -> tuple[float, float, float]:
+    """Mean difference arm − base of `key` over `orders`, with a paired bootstrap 95% interval."""
+    diffs = [arm[k][key] - base[k][key] for k in orders]
     if not diffs:
         return math.nan, math.nan, math.nan
     low, high = bootstrap_ci(diffs)
@@ -86,7 +87,7 @@ def _pct(x: float | None) -> str:
     return "–" if x is None or math.isnan(x) else f"{100 * x:.1f}%"
 
 
-def _diff(d: tuple[float, float, float]) -> str:
+def gap(d: tuple[float, float, float]) -> str:
     mean, low, high = d
     return "–" if math.isnan(mean) else f"{100 * mean:+.1f} ({100 * low:+.1f} to {100 * high:+.1f})"
 
@@ -141,8 +142,8 @@ def span_table(rows: Rows, arms: list[str], base_arm: str | None, span: list[int
         s = summary([rows[arm][k] for k in span])
         ratio = f"{s['tokens'] / base_tokens:.2f}" if s["tokens"] and base_tokens else "–"
         lines.append(f"| {arm} | {_pct(s['reward'])} | {_pct(s['strict'])} | "
-                     f"{_diff(paired(rows[arm], base, span)) if base else '–'} | "
-                     f"{_diff(paired(rows[arm], rows[ORACLE], span)) if base else '–'} | "
+                     f"{gap(paired(rows[arm], base, span)) if base else '–'} | "
+                     f"{gap(paired(rows[arm], rows[ORACLE], span)) if base else '–'} | "
                      f"{_num(s['tokens'])} | {_num(s['prompt'])} | {_num(s['completion'])} | {ratio} | "
                      f"{s['wall_s']:.1f} | {s['exhausted']} |")
     return "\n".join(lines)
@@ -161,7 +162,7 @@ def window_tables(rows: Rows, arms: list[str], base_arm: str | None,
         for cut in cuts:
             s = summary([rows[arm][k] for k in cut])
             cells.append(f"{_pct(s['reward'])} ({_pct(s['strict'])})"
-                         + (f", {_diff(paired(rows[arm], base, cut))}" if base and arm != base_arm else ""))
+                         + (f", {gap(paired(rows[arm], base, cut))}" if base and arm != base_arm else ""))
         lines.append(f"| {arm} | " + " | ".join(cells) + " |")
     lines += ["", "Tokens per task per window (execution, synthesis and repair):", "", *head]
     for arm in arms:
@@ -227,8 +228,8 @@ def synthesis_account(rows: Rows, arms: list[str], base_arm: str, orders: list[i
         every = known_sum(*(total_tokens(r) for r in units))
         share = "–" if spent is None or not every else f"{100 * spent / every:.1f}%"
         reward = _pct(statistics.fmean(rows[arm][k]["reward"] for k in ran)) if ran else "–"
-        lines.append(f"| {arm} | {len(ran)} | {reward} | {_diff(paired(rows[arm], rows[base_arm], ran))} | "
-                     f"{_diff(paired(rows[arm], rows[ORACLE], ran))} | "
+        lines.append(f"| {arm} | {len(ran)} | {reward} | {gap(paired(rows[arm], rows[base_arm], ran))} | "
+                     f"{gap(paired(rows[arm], rows[ORACLE], ran))} | "
                      f"{sum(r['route'] == 'fallback' for r in units)} | {_num(spent)} | {share} |")
     return "\n".join(lines)
 

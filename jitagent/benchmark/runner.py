@@ -40,6 +40,7 @@ from jitagent.benchmark.arms import (
     TOOL_ARMS,
     WARMED_ARMS,
 )
+from jitagent.benchmark.checking import scored
 from jitagent.benchmark.digest import unit_context
 from jitagent.benchmark.ledger import Ledger, exhausted_in_synthesis, unit_row
 from jitagent.benchmark.progress import progress_bar
@@ -161,6 +162,8 @@ class Bench:
         solver = self.solver.with_adapter(self.adapters[spec.adapter]) if spec.adapter else None
         run = await self.runtime.run(spec, task, seed=repeat, deadline=deadline, examples=shown.messages,
                                      solver=solver)
+        if run.reward is None and run.client_calls:  # paused at a call no one here answers: no answer came
+            run = await scored(task, run)
         exhausted = run.interrupted and time.monotonic() >= deadline
         row = unit_row(arm, task, repeat, run, budget_exhausted=exhausted, route=route, order=order,
                        examples=len(shown.sources)) | self.context

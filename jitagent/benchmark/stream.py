@@ -19,7 +19,6 @@ training's wall time is counted apart in `training.jsonl`.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import sys
 import time
@@ -28,6 +27,7 @@ from dataclasses import dataclass
 from harness_bank.bank import copy_bank
 from jitagent.benchmark.arms import BARE, STREAMED_ARMS, WARMED_ARMS
 from jitagent.benchmark.bare import BareModel
+from jitagent.benchmark.checking import scored
 from jitagent.benchmark.curve import curve_report, trainings
 from jitagent.benchmark.ledger import unit_row
 from jitagent.benchmark.progress import Lines, progress_bar
@@ -40,15 +40,12 @@ from jitagent.models.base import ModelClient
 from jitagent.models.embedded import EmbeddedModel
 from jitagent.models.gguf import model_path
 from jitagent.runtime.events import RunResult
-from jitagent.sandbox.launch import Workspace
 from jitagent.solving.config import PipelineConfig
 from jitagent.solving.events import SolveResult
 from jitagent.solving.feedback import Report
 from jitagent.solving.pipeline import JitPipeline
-from jitagent.tasks.calls import judged
 from jitagent.tasks.suites.external import STREAM_SEED
 from jitagent.tasks.task import Task, VerifierSpec, load_stream
-from jitagent.tasks.verifiers import verify
 
 
 @dataclass
@@ -68,6 +65,7 @@ class Stream:
             raise ValueError(f"a stream runs the arms {list(STREAMED_ARMS)}, not {sorted(unknown)}")
         self.bench, self.config = bench, config
         self.tasks = load_stream(bench.config.suite, config.per_family, config.seed)
+        self.bare = bare_model(bench.solver) if BARE in bench.config.arms else None
 
     async def run(self, progress: bool = True) -> None:
         bench = self.bench
@@ -75,12 +73,11 @@ class Stream:
             bench.bar = units.bar
             await bench.screen()
             fixed = bench.fixed_seeds() if "fixed" in bench.config.arms else []
-            bare = bare_model(bench.solver) if BARE in bench.config.arms else None
             pipelines = {arm: await self._pipeline(arm) for arm in bench.config.arms if arm.startswith("jit")}
             try:
                 for order, task in enumerate(self.tasks):
                     rows = [await self._fixed(name, task, order) for name in fixed]
-                    rows += [await self._bare(bare, task, order)] if bare else []
+                    rows += [await self._bare(self.bare, task, order)] if self.bare else []
                     rows += [await self._jit(arm, pipeline, task, order)
                              for arm, pipeline in pipelines.items()]
                     units.done(order, task, [r for r in rows if r is not None])
@@ -111,8 +108,8 @@ class Stream:
         """The bare model's reply, checked as the client checks every arm's."""
         if self.bench.ledger.done(BARE, task.id, 0, self.bench.context):
             return None
-        run = await scored(task, await model.run(task))
-        row = unit_row(BARE, task, 0, run, budget_exhausted=False, route=BARE, order=order)
+        run = await scored(task, await model.run(task, self.bench.config.budget_s))
+        row = unit_row(BARE, task, 0, run, budget_exhausted=run.interrupted, route=BARE, order=order)
         row |= self.bench.context
         self.bench.ledger.trace(row, run, harness=BARE)
         self.bench.ledger.add(row)
@@ -196,27 +193,11 @@ class Reporting:
         return run
 
 
-async def scored(task: Task, run: RunResult) -> RunResult:
-    """The run as its client checks it: the task's verdict on its answer (on its calls, under a calls
-    verifier)."""
-    verdict = await checked(task, judged(task.verifier.kind, run.answer, run.client_calls))
-    return dataclasses.replace(run, reward=verdict.reward, passed=verdict.passed, verdict=verdict.detail)
-
-
 def bare_model(solver: ModelClient) -> BareModel:
     """The bare arm serves the solver's own GGUF; a solver behind an endpoint has its own server for that."""
     if not isinstance(solver, EmbeddedModel):
         raise ValueError("the bare arm serves the embedded solver's GGUF; this solver is an endpoint")
-    return BareModel(str(model_path(solver.name)))
-
-
-async def checked(task: Task, answer: str | None):
-    """The task's verdict on an answer, as its client would check it (in a workspace of the task's files)."""
-    workspace = Workspace(task.files)
-    try:
-        return await verify(task, answer, workspace)
-    finally:
-        workspace.close()
+    return BareModel(str(model_path(solver.name)), solver.n_ctx)
 
 
 class Units:

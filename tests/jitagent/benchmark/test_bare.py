@@ -4,10 +4,10 @@ import asyncio
 
 import pytest
 
-from jitagent.benchmark.bare import parsed_calls
+from jitagent.benchmark.bare import BareModel, parsed_calls
 from jitagent.benchmark.runner import Bench, BenchConfig
 from jitagent.models.scripted import ScriptedModel
-from jitagent.tasks.task import ClientTool
+from jitagent.tasks.task import ClientTool, Task
 
 CALL = {"name": "area", "arguments": {"base": 10}}
 TOOLS = [ClientTool(name="area", parameters={"type": "object", "properties": {"base": {"type": "number"}}})]
@@ -45,3 +45,44 @@ def test_the_bare_arm_runs_only_in_a_stream(tmp_path):
                   ScriptedModel([]))
     with pytest.raises(ValueError, match="'bare' runs in a stream"):
         asyncio.run(bench.run(progress=False))
+
+
+class FakeLlama:
+    """llama-cpp-python's chat completion as the arm calls it: what it was asked, and a reply or a failure."""
+
+    stopping = None
+
+    def __init__(self, reply: str | Exception):
+        self.reply, self.asked = reply, []
+
+    def create_chat_completion(self, **request):
+        self.asked.append(request)
+        if isinstance(self.reply, Exception):
+            raise self.reply
+        return {"choices": [{"message": {"role": "assistant", "content": self.reply}}],
+                "usage": {"prompt_tokens": 250, "completion_tokens": 40}}
+
+
+def bare(reply) -> tuple[BareModel, FakeLlama]:
+    model, llm = BareModel("unused.gguf", 4096), FakeLlama(reply)
+    model._llm = llm  # loaded
+    return model, llm
+
+
+def test_the_bare_model_gets_the_tools_and_its_reply_is_a_run_with_its_calls_and_tokens():
+    model, llm = bare('```json\n{"name": "area", "arguments": {"base": 10}}\n```')
+    run = asyncio.run(model.run(Task(id="t", prompt="Area?", client_tools=TOOLS), budget_s=30))
+    assert llm.asked[0]["tools"][0] == {"type": "function", "function": TOOLS[0].model_dump()}
+    assert llm.asked[0]["messages"] == [{"role": "user", "content": "Area?"}]
+    assert run.client_calls == [CALL] and run.answer is None and run.error is None
+    assert (run.cost.prompt_tokens, run.cost.completion_tokens) == (250, 40) and run.reward is None
+    text, _ = bare("The area is 25.")
+    answered = asyncio.run(text.run(Task(id="t", prompt="Area?"), budget_s=30))
+    assert answered.answer == "The area is 25." and answered.client_calls == []
+
+
+def test_a_failure_of_the_bare_model_is_the_units_error_with_its_tokens_unknown():
+    model, _ = bare(ValueError("Requested tokens (5000) exceed context window of 4096"))
+    run = asyncio.run(model.run(Task(id="t", prompt="Area?", client_tools=TOOLS), budget_s=30))
+    assert run.error.startswith("ValueError: Requested tokens") and run.cost.prompt_tokens is None
+    assert run.answer is None and run.client_calls == [] and not run.interrupted

@@ -5,11 +5,17 @@ with underscores, as BFCL sends them to OpenAI-style models). The checker is imp
 wheel with one module of it replaced: `constants.model_config`, which would import every vendor's SDK and is
 read only for that name rule. Only positions every arm finished count (paired), as in the stream's report.
 
-Per category and arm: BFCL's accuracy; BFCL's aggregates (non-live AST: the unweighted mean of simple,
-multiple, parallel, parallel_multiple; live AST: over the live entries, weighted by count; irrelevance and
-live_irrelevance apart); over all entries, each arm's paired difference against the bare model and the best
-fixed seed with a bootstrap 95% interval; tokens and wall time per entry; how often the stream's own verifier
-(what the product learned from) agreed with BFCL's checker.
+Per category and arm: BFCL's accuracy; BFCL's aggregates as its leaderboard weighs them (non-live AST: the
+unweighted mean of simple, multiple, parallel, parallel_multiple, where simple is simple_python alone, java
+and javascript left out; live AST: the live categories weighted by their full sizes in BFCL); over all
+entries, each arm's paired difference against the bare model and the best fixed seed with a bootstrap 95%
+interval; tokens and wall time per entry; how often the stream's own verifier (what the product learned
+from) agreed with BFCL's checker, over the units it judged. A unit with no trace of its calls (one that ran
+out of budget before a harness was chosen) counts as a miss, and how many there were is said.
+
+The calls scored are those the run made of the entry's functions: a reply naming a function the entry does
+not have is no call, for every arm alike (it is what a jitagent client receives: such a reply never leaves
+as a call); a serving stack that passes invented names on would lose those irrelevance entries.
 
 Usage:
   python bench/bfcl_score.py bench/results/bfcl-stream --wheel /tmp/bfcl/bfcl_eval-2026.3.23-py3-none-any.whl
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 import tempfile
@@ -32,9 +39,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from bfcl_suite import CATEGORIES, NO_CALL, entries  # noqa: E402
 
-from jitagent.benchmark.curve import stream_rows  # noqa: E402
+from jitagent.benchmark.curve import gap, paired, stream_rows  # noqa: E402
 from jitagent.benchmark.ledger import Ledger, total_tokens  # noqa: E402
-from jitagent.benchmark.stats import bootstrap_ci  # noqa: E402
 
 MODEL = "jitagent"  # the model BFCL's checker is told of: one whose function names had dots made underscores
 NON_LIVE = ("simple_python", "multiple", "parallel", "parallel_multiple")
@@ -73,38 +79,43 @@ class Checker:
 
 
 def units(run: Path) -> dict[tuple[str, str], list[dict]]:
-    """Each (arm, task) unit's calls, from the traces (the last line of a unit wins, as in the ledger)."""
+    """Each (arm, task) unit's calls, from the traces that kept them (the last line of a unit wins)."""
     calls = {}
     for line in (run / "trajectories.jsonl").read_text().splitlines():
         trace = json.loads(line)
-        if trace["repeat"] == 0:
-            calls[(trace["arm"], trace["task_id"])] = trace.get("calls") or []
+        if trace["repeat"] == 0 and "calls" in trace:
+            calls[(trace["arm"], trace["task_id"])] = trace["calls"]
     return calls
 
 
-def scored(run: Path, wheel: Path) -> tuple[dict[str, dict[int, dict]], dict[str, tuple[str, dict, dict]]]:
-    """The stream's rows (positions every arm finished), each with `bfcl` (BFCL's verdict, 0/1)."""
+def scored(run: Path, wheel: Path) -> tuple[dict[str, dict[int, dict]], dict[str, int]]:
+    """The stream's rows (positions every arm finished), each with `bfcl` (BFCL's verdict, 0/1; a miss
+    where no trace kept the unit's calls, `traced` False), and BFCL's size of each category."""
     rows = stream_rows(Ledger(run / "results.jsonl"))
     calls = units(run)
     checker, known = Checker(wheel), {e["id"]: (c, e, a) for c, e, a in entries(wheel)}
     for arm, positions in rows.items():
         for row in positions.values():
             category, entry, answer = known[row["task_id"]]
-            row["bfcl"] = float(checker.valid(category, entry, answer, calls.get((arm, row["task_id"]), [])))
-    return rows, known
+            made = calls.get((arm, row["task_id"]))
+            row["traced"] = made is not None
+            row["bfcl"] = float(made is not None and checker.valid(category, entry, answer, made))
+    sizes = {c: sum(category == c for category, _, _ in known.values()) for c in CATEGORIES}
+    return rows, sizes
 
 
 def accuracy(units: list[dict]) -> float | None:
     return statistics.fmean(u["bfcl"] for u in units) if units else None
 
 
-def aggregates(units: list[dict]) -> dict[str, float | None]:
-    """BFCL's per-category accuracies and its aggregates over the categories present."""
-    by_category = {c: [u for u in units if u["type"] == c] for c in CATEGORIES}
-    out = {c: accuracy(us) for c, us in by_category.items()}
+def aggregates(units: list[dict], sizes: dict[str, int]) -> dict[str, float | None]:
+    """BFCL's per-category accuracies and its aggregates over the categories present: live AST weighs each
+    live category by its size in BFCL, not by how many entries of it the stream had."""
+    out = {c: accuracy([u for u in units if u["type"] == c]) for c in CATEGORIES}
     non_live = [out[c] for c in NON_LIVE if out[c] is not None]
     out["non-live AST"] = statistics.fmean(non_live) if non_live else None
-    out["live AST"] = accuracy([u for c in LIVE for u in by_category[c]])
+    live = [c for c in LIVE if out[c] is not None]
+    out["live AST"] = (sum(out[c] * sizes[c] for c in live) / sum(sizes[c] for c in live)) if live else None
     out["all entries"] = accuracy(units)
     return out
 
@@ -114,12 +125,12 @@ def pct(value: float | None) -> str:
 
 
 def report(run: Path, wheel: Path) -> str:
-    rows, _ = scored(run, wheel)
+    rows, sizes = scored(run, wheel)
     arms = sorted(rows, key=lambda a: (a != "bare", not a.startswith("fixed:"), a))
     orders = list(rows[arms[0]]) if arms else []
     if not orders:
         return "No stream position was finished by every arm yet."
-    table = {arm: aggregates(list(rows[arm].values())) for arm in arms}
+    table = {arm: aggregates(list(rows[arm].values()), sizes) for arm in arms}
     columns = ["all entries", "non-live AST", "live AST", *CATEGORIES]
     fixed = [a for a in arms if a.startswith("fixed:")]
     best = max(fixed, key=lambda a: table[a]["all entries"], default=None)
@@ -132,18 +143,22 @@ def report(run: Path, wheel: Path) -> str:
               f"Paired over the {len(orders)} entries (BFCL accuracy, points, bootstrap 95%), tokens and "
               "wall time per entry, and agreement of the stream's own verifier with BFCL's checker:", "",
               "| arm | vs bare | vs best fixed | tokens/entry | × bare's tokens | wall s/entry | "
-              "verifier agrees |", "|---|---|---|---|---|---|---|"]
+              "verifier agrees (%) |", "|---|---|---|---|---|---|---|"]
     tokens_of = {arm: _tokens(rows[arm].values()) for arm in arms}
     bare_tokens = tokens_of.get("bare")
     for arm in arms:
         tokens = tokens_of[arm]
         ratio = tokens / bare_tokens if tokens is not None and bare_tokens else None
-        agree = statistics.fmean(float(bool(r["passed"]) == bool(r["bfcl"])) for r in rows[arm].values())
-        lines.append(f"| {arm} | {_paired(rows, arm, 'bare', orders)} | {_paired(rows, arm, best, orders)} | "
+        judged = [r for r in rows[arm].values() if r["passed"] is not None and r["traced"]]
+        agree = statistics.fmean(float(r["passed"] == bool(r["bfcl"])) for r in judged) if judged else None
+        against = [_against(rows, arm, base, orders) for base in ("bare", best)]
+        lines.append(f"| {arm} | {against[0]} | {against[1]} | "
                      f"{_num(tokens, ',.0f')} | {_num(ratio, '.2f')} | "
-                     f"{statistics.fmean(r['wall_s'] for r in rows[arm].values()):.1f} | {pct(agree)}% |")
+                     f"{statistics.fmean(r['wall_s'] for r in rows[arm].values()):.1f} | {pct(agree)} |")
     _draw(table, arms, run / "bfcl-categories.png")
-    lines += ["", f"Best fixed seed (in hindsight, BFCL accuracy over the entries): {best or '–'}.", "",
+    untraced = {arm: sum(not r["traced"] for r in rows[arm].values()) for arm in arms}
+    lines += ["", f"Best fixed seed (in hindsight, BFCL accuracy over the entries): {best or '–'}. Units "
+              f"with no trace of their calls, counted as misses: {untraced}.", "",
               "![BFCL accuracy per category](bfcl-categories.png)"]
     return "\n".join(lines) + "\n"
 
@@ -158,12 +173,10 @@ def _num(value: float | None, spec: str) -> str:
     return "–" if value is None else format(value, spec)
 
 
-def _paired(rows: dict[str, dict[int, dict]], arm: str, base: str | None, orders: list[int]) -> str:
+def _against(rows: dict[str, dict[int, dict]], arm: str, base: str | None, orders: list[int]) -> str:
     if base is None or base not in rows or arm == base:
         return "–"
-    diffs = [rows[arm][k]["bfcl"] - rows[base][k]["bfcl"] for k in orders]
-    low, high = bootstrap_ci(diffs)
-    return f"{100 * statistics.fmean(diffs):+.1f} ({100 * low:+.1f} to {100 * high:+.1f})"
+    return gap(paired(rows[arm], rows[base], orders, key="bfcl"))
 
 
 def _draw(table: dict[str, dict], arms: list[str], path: Path) -> None:
@@ -171,8 +184,8 @@ def _draw(table: dict[str, dict], arms: list[str], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(12, 4))
     width = 0.8 / len(arms)
     for i, arm in enumerate(arms):
-        ax.bar([c + i * width for c in range(len(columns))], [100 * (table[arm][c] or 0) for c in columns],
-               width, label=arm)
+        heights = [math.nan if table[arm][c] is None else 100 * table[arm][c] for c in columns]  # no bar
+        ax.bar([c + i * width for c in range(len(columns))], heights, width, label=arm)
     ax.set_xticks([c + 0.4 - width / 2 for c in range(len(columns))], columns, rotation=30, ha="right")
     ax.set_ylabel("BFCL accuracy (%)")
     ax.legend()

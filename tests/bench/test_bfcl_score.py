@@ -74,5 +74,16 @@ def test_the_wheels_checker_scores_each_arms_calls_on_the_positions_every_arm_fi
     assert rows["bare"][1:5] == ["50.0", "100.0", "–", "100.0"] and rows["bare"][-2] == "0.0"
     assert rows["jit_stream"][1:5] == ["50.0", "0.0", "–", "0.0"] and rows["jit_stream"][-2] == "100.0"
     paired = next(line for line in text.splitlines() if line.startswith("| jit_stream | +0.0"))
-    assert paired.endswith("| 100.0% |")  # the stream's verifier agreed with the checker on both
+    assert paired.endswith("| 100.0 |")  # the stream's verifier agreed with the checker on both
     assert (tmp_path / "bfcl-categories.png").exists()
+
+
+def test_a_unit_without_a_trace_of_its_calls_is_a_miss_and_is_counted(score, tmp_path):
+    units = [unit("bare", "irrelevance_0", 0, [], True), unit("jit_stream", "irrelevance_0", 0, [], True)]
+    del units[1][1]["calls"]  # ran out of budget before a harness was chosen: nothing traced
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps(u[0]) + "\n" for u in units))
+    (tmp_path / "trajectories.jsonl").write_text("".join(json.dumps(u[1]) + "\n" for u in units))
+    text = score.report(tmp_path, wheel(tmp_path / "bfcl_eval-0-py3-none-any.whl", score.CATEGORIES,
+                                        score.NO_CALL))
+    assert "| jit_stream | 0.0 |" in text and "| bare | 100.0 |" in text  # no call, yet not scored right
+    assert "{'bare': 0, 'jit_stream': 1}" in text

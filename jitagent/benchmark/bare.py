@@ -1,7 +1,8 @@
-"""The `bare` arm: the solver's weights served the way their users serve them, with no harness — the same GGUF
-through llama-cpp-python's chat completion, its own chat template rendering the task's messages and client
-tools, the reply's calls read as leniently as serving stacks read them (`<tool_call>` tags, fenced or bare
-JSON). What jitagent adds is measured against this, not against a strict parser that scores a fenced call 0.
+"""The `bare` arm: the solver's weights served the way their users serve them, with no harness — the same
+GGUF through llama-cpp-python's chat completion, its own chat template rendering the task's messages and
+client tools, the reply's calls read as leniently as serving stacks read them (`<tool_call>` tags, fenced
+or bare JSON). What jitagent adds is measured against this, not against a strict parser that scores a
+fenced call 0.
 
 Greedy decoding (temperature 0), at most MAX_TOKENS a reply, stopped at the unit's budget as every arm is;
 the run is not verified here (the stream checks it as every arm's answer is checked)."""

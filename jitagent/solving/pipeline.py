@@ -51,8 +51,8 @@ def verified(run: RunResult | None, task: Task, cancel: CancelToken,
         return False
     if trusted is not None and task.verifier.kind not in trusted:
         return False  # the operator does not take this caller's verifiers of this kind as proof
-    if run.client_calls and task.verifier.kind != "calls":
-        return False  # paused at the client's calls: the answer's verifier judges the answer to come
+    if run.reward is None:
+        return False  # the verifier did not judge it (paused at the client's calls: the answer is to come)
     out_of_time = run.interrupted and cancel.deadline is not None and time.monotonic() >= cancel.deadline
     return run.error is None or out_of_time
 

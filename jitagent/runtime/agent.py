@@ -189,7 +189,10 @@ class Runtime:
             messages[0]["content"] += "\n" + run.prompts.text(
                 "client_tools", "system" if several else "system_one_call",
                 functions=client_calls.describe(run.task.client_tools))
-        prefill = "" if forced else run.action.prefill(run.spec.prompts.prefill, talk.step)
+        # a prefill opens the reply in the harness's own format: where the client's functions may be
+        # called, the reply must be free to be a call
+        free = forced or run.task.client_tools
+        prefill = "" if free else run.action.prefill(run.spec.prompts.prefill, talk.step)
         if prefill:
             messages.append({"role": "assistant", "content": prefill})
         generation = await run.complete(

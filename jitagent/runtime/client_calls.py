@@ -4,6 +4,7 @@ pause at a call — the run ends there, and the client sends the result back wit
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 
@@ -23,8 +24,33 @@ class ClientCalls(Exception):
 
 
 def describe(tools: list[ClientTool]) -> str:
-    return "\n".join(f"- {t.name}({json.dumps(t.parameters.get('properties', {}))}): {t.description}"
-                     for t in tools)
+    """Each function as a signature, then what each argument means: a small model shown the schemas'
+    JSON copies them as its arguments ({"x": {"type": "integer"}} for x=3)."""
+    return "\n".join(_signature(tool) for tool in tools)
+
+
+def _signature(tool: ClientTool) -> str:
+    properties, required = tool.parameters.get("properties", {}), tool.parameters.get("required", [])
+    arguments = ", ".join(f"{name}: {_type(schema)}{'' if name in required else ' (optional)'}"
+                          for name, schema in properties.items())
+    meanings = [f"    {name}: {schema['description']}" for name, schema in properties.items()
+                if isinstance(schema, dict) and schema.get("description")]
+    return "\n".join([f"- {tool.name}({arguments}): {tool.description}".rstrip(": "), *meanings])
+
+
+def _type(schema) -> str:
+    """A JSON Schema as a short type: `"a" | "b"`, `array of integer`, `object {k: string}`."""
+    if not isinstance(schema, dict):
+        return "any"
+    kind = schema.get("type", "any")
+    kind = " | ".join(kind) if isinstance(kind, list) else kind
+    if "enum" in schema:
+        kind = " | ".join(json.dumps(value) for value in schema["enum"])
+    elif kind == "array" and "items" in schema:
+        kind = f"array of {_type(schema['items'])}"
+    if kind == "object" and schema.get("properties"):
+        kind = "object {" + ", ".join(f"{k}: {_type(v)}" for k, v in schema["properties"].items()) + "}"
+    return kind + (f" = {json.dumps(schema['default'])}" if "default" in schema else "")
 
 
 def schema(tools: list[ClientTool]) -> dict:
@@ -36,14 +62,46 @@ def schema(tools: list[ClientTool]) -> dict:
 def read(reply: str, tools: list[ClientTool]) -> list[ToolCall]:
     """The calls of `tools` a reply makes: JSON objects {tool|name, args|arguments|parameters} (or OpenAI's
     {"function": {...}}), one or a list, anywhere in it (in <tool_call> tags, fenced or bare); else a ReAct
-    `Action:` that names one. An object that names no client tool is no call (the harness reads it)."""
+    `Action:` that names one; else Python calls `name(3, unit="m")` with literal arguments, in code or
+    text (as vLLM's `pythonic` parser reads them). An object that names no client tool is no call."""
     names = {t.name for t in tools}
     calls = [call for value in json_values(reply) for item in (value if isinstance(value, list) else [value])
              if (call := _as_call(item, names)) is not None]
     if not calls and (react := parse_react(reply)) is not None and react.tool in names:
         args = next(iter(json_values(react.args)), react.args) if isinstance(react.args, str) else react.args
         calls.append(ToolCall(react.tool, args))
-    return calls
+    return calls or python_calls(reply, tools)
+
+
+def python_calls(text: str, tools: list[ClientTool]) -> list[ToolCall]:
+    """Calls written as Python, in the order written; one whose arguments are not all literals (a variable,
+    another call) is no call: nothing could be sent for it. Positional arguments take the schema's order."""
+    by_name = {t.name: list(t.parameters.get("properties", {})) for t in tools}
+    if not by_name:
+        return []
+    found = re.finditer(r"(?<![\w.])(" + "|".join(map(re.escape, by_name)) + r")\s*\(", text)
+    return [call for match in found if (call := _python_call(text, match, by_name)) is not None]
+
+
+def _python_call(text: str, match: re.Match, by_name: dict[str, list[str]]) -> ToolCall | None:
+    """The shortest `name(...)` from `match` that parses as one call, its arguments evaluated."""
+    for end in (m.end() for m in re.finditer(r"\)", text[match.end():])):
+        try:
+            node = ast.parse(text[match.start():match.end() + end].strip(), mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        if not isinstance(node, ast.Call):
+            return None
+        names = by_name[match.group(1)]
+        try:
+            if len(node.args) > len(names) or any(k.arg is None for k in node.keywords):
+                return None
+            args = {name: ast.literal_eval(value) for name, value in zip(names, node.args)}
+            args |= {k.arg: ast.literal_eval(k.value) for k in node.keywords}
+        except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+            return None  # not literals: a variable, an expression, another call
+        return ToolCall(match.group(1), args)
+    return None
 
 
 def repaired(call: ToolCall, tools: list[ClientTool]) -> ToolCall:

@@ -32,6 +32,35 @@ def test_a_call_is_read_however_the_reply_writes_it(reply):
     assert client_calls.read(reply, [TOTAL]) == [ToolCall("get_order_total", {"order_id": "A-1001"})]
 
 
+AREA = ClientTool(name="area", description="A rectangle's area.", parameters={
+    "type": "object", "required": ["width", "height"],
+    "properties": {"width": {"type": "integer", "description": "Its width."}, "height": {"type": "integer"},
+                   "unit": {"enum": ["m", "cm"], "default": "m"}, "sides": {"type": "array",
+                                                                            "items": {"type": "number"}}}})
+
+
+def test_functions_are_described_as_signatures_not_as_schemas_to_copy():
+    """A small model shown `{"width": {"type": "integer"}}` wrote that back as the argument (BFCL traces)."""
+    assert client_calls.describe([AREA]) == (
+        '- area(width: integer, height: integer, unit: "m" | "cm" = "m" (optional), '
+        "sides: array of number (optional)): A rectangle's area.\n    width: Its width.")
+    assert '"type"' not in client_calls.describe([TOTAL, AREA])
+
+
+@pytest.mark.parametrize(("reply", "calls"), [
+    ("```python\nresult = area(3, 4)\nprint(result)\n```", [ToolCall("area", {"width": 3, "height": 4})]),
+    ("[area(width=3, height=4, unit='cm'), area(1, 2)]",
+     [ToolCall("area", {"width": 3, "height": 4, "unit": "cm"}),
+      ToolCall("area", {"width": 1, "height": 2})]),
+    ("I would call area(width=2, height=(1 + 1)) here.", []),  # an expression: nothing to send
+    ("def area(width, height):\n    return width * height\nprint(area(w, h))", []),
+    ("print(area(area(1, 2), 3))", [ToolCall("area", {"width": 1, "height": 2})]),
+    ("square_area(3, 4) or area(1, 2, 'm', [1], 5)", []),  # another name; more arguments than it has
+])
+def test_calls_written_as_python_are_read_when_their_arguments_are_literals(reply, calls):
+    assert client_calls.read(reply, [AREA]) == calls
+
+
 def test_objects_that_name_no_client_function_are_no_call():
     assert client_calls.read('{"tool": "python", "args": {"code": "1"}}', [TOTAL]) == []
     assert client_calls.read("Final answer: 42", [TOTAL]) == []
@@ -88,6 +117,15 @@ def test_a_forced_call_is_decoded_under_the_tools_schema_without_the_harness_pre
     assert call["json_schema"] == client_calls.schema([TOTAL])
     assert call["messages"][-1]["role"] != "assistant"  # no ```python prefill under a JSON grammar
     assert result.client_calls[0]["name"] == "get_order_total"
+
+
+def test_a_harness_prefill_does_not_open_a_reply_that_may_be_a_call():
+    task = Task(id="t", prompt=ASK, client_tools=[TOTAL])
+    result, model = run(task, ["```python\nprint(get_order_total('A-1001'))\n```"], seed="program_of_thought")
+    assert model.calls[0]["messages"][-1]["role"] != "assistant"  # no ```python prefill
+    assert result.client_calls == [{"name": "get_order_total", "arguments": {"order_id": "A-1001"}}]
+    plain, model = run(Task(id="t", prompt="2+3?"), ["print(5)\n```"], seed="program_of_thought")
+    assert model.calls[0]["messages"][-1] == {"role": "assistant", "content": "```python\n"}
 
 
 def test_a_task_refuses_tools_it_cannot_call():

@@ -50,7 +50,7 @@ class ScriptedModel:
         texts = []
         for _ in range(n):
             self.calls.append({"messages": messages, "json_schema": json_schema, "temperature": temperature,
-                               "seed": seed, "model": self.name})
+                               "seed": seed, "stop": stop, "model": self.name})
             text = self._next(messages, json_schema)
             for s in stop or []:
                 if s in text:

@@ -24,8 +24,12 @@ class Action(Stage):
     def prefill(self, prefill: str, step: int) -> str:
         return prefill if step == 0 or self.prefill_every_step else ""
 
-    def stop(self, prefill: str) -> list[str] | None:
-        return ["```"] if prefill.startswith("```") else self.stop_at
+    def stop(self, prefill: str, opened: bool = True) -> list[str] | None:
+        """Where a reply ends: a harness that opens it with a code block, at the block's end — the next
+        fence where it was prefilled, else (the reply may be a call instead) a fence on a line of its own."""
+        if prefill.startswith("```"):
+            return ["```"] if opened else ["\n```\n"]
+        return self.stop_at
 
     def schema(self, tools: list[str]) -> dict | None:
         """A JSON schema the reply is decoded under."""

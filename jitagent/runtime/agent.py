@@ -191,15 +191,17 @@ class Runtime:
                 functions=client_calls.describe(run.task.client_tools))
         # a prefill opens the reply in the harness's own format: where the client's functions may be
         # called, the reply must be free to be a call
-        free = forced or run.task.client_tools
-        prefill = "" if free else run.action.prefill(run.spec.prompts.prefill, talk.step)
+        opening = run.action.prefill(run.spec.prompts.prefill, talk.step)
+        prefill = "" if forced or run.task.client_tools else opening
         if prefill:
             messages.append({"role": "assistant", "content": prefill})
         generation = await run.complete(
             messages, temperature=run.action.temperature(talk.tool_failed), seed=talk.seed + talk.step,
-            stop=None if forced else run.action.stop(prefill),
+            stop=None if forced else run.action.stop(opening, opened=prefill == opening),
             json_schema=client_calls.schema(forced) if forced else run.action.schema(run.toolbox.allowed))
-        reply = prefill + generation.text + ("\n```" if prefill.startswith("```") else "")
+        reply = prefill + generation.text
+        if opening.startswith("```") and not forced and reply.count("```") % 2:
+            reply += "\n```"  # the block the stop cut before its closing fence
         run.trajectory.messages.append({"role": "assistant", "content": reply})
         await run.emit(Step(kind="model", text=reply, step=talk.step, depth=talk.depth,
                                   usage=generation.usage, wall_s=generation.wall_s))

@@ -8,7 +8,7 @@ import ast
 import json
 import re
 
-from jitagent.runtime.parsing import ToolCall, parse_react
+from jitagent.runtime.parsing import CODE_BLOCK, ToolCall, code_blocks, has_final, parse_react
 from jitagent.tasks.task import ClientTool
 
 OPENING = re.compile(r"[\[{]")
@@ -30,27 +30,56 @@ def describe(tools: list[ClientTool]) -> str:
 
 
 def _signature(tool: ClientTool) -> str:
-    properties, required = tool.parameters.get("properties", {}), tool.parameters.get("required", [])
-    arguments = ", ".join(f"{name}: {_type(schema)}{'' if name in required else ' (optional)'}"
+    root = tool.parameters
+    top = _followed(root, root)
+    properties, required = top.get("properties", {}), top.get("required", [])
+    properties = properties if isinstance(properties, dict) else {}
+    required = required if isinstance(required, list) else []
+    arguments = ", ".join(f"{name}: {_type(schema, root)}{'' if name in required else ' (optional)'}"
                           for name, schema in properties.items())
-    meanings = [f"    {name}: {schema['description']}" for name, schema in properties.items()
+    meanings = [f"    {name}: {' '.join(str(schema['description']).split())}"  # one line each
+                for name, schema in properties.items()
                 if isinstance(schema, dict) and schema.get("description")]
-    return "\n".join([f"- {tool.name}({arguments}): {tool.description}".rstrip(": "), *meanings])
+    head = f"- {tool.name}({arguments})" + (f": {tool.description}" if tool.description else "")
+    return "\n".join([head, *meanings])
 
 
-def _type(schema) -> str:
-    """A JSON Schema as a short type: `"a" | "b"`, `array of integer`, `object {k: string}`."""
-    if not isinstance(schema, dict):
+def _type(schema, root: dict, depth: int = 0) -> str:
+    """A JSON Schema as a short type: `"a" | "b"`, `array of integer`, `object {k: string}`, `string | null`;
+    past a few levels (or a schema that refers to itself), `any`."""
+    schema = _followed(schema, root)
+    if depth > 3 or not isinstance(schema, dict):
         return "any"
-    kind = schema.get("type", "any")
-    kind = " | ".join(kind) if isinstance(kind, list) else kind
-    if "enum" in schema:
+    if isinstance(choices := schema.get("anyOf", schema.get("oneOf")), list):
+        kind = " | ".join(_type(choice, root, depth + 1) for choice in choices)
+    elif "const" in schema:
+        kind = json.dumps(schema["const"])
+    elif isinstance(schema.get("enum"), list):
         kind = " | ".join(json.dumps(value) for value in schema["enum"])
-    elif kind == "array" and "items" in schema:
-        kind = f"array of {_type(schema['items'])}"
-    if kind == "object" and schema.get("properties"):
-        kind = "object {" + ", ".join(f"{k}: {_type(v)}" for k, v in schema["properties"].items()) + "}"
+    else:
+        kinds = schema.get("type", "any")
+        kinds = kinds if isinstance(kinds, list) else [kinds]
+        kind = " | ".join(_kind(k, schema, root, depth) for k in kinds)
     return kind + (f" = {json.dumps(schema['default'])}" if "default" in schema else "")
+
+
+def _kind(kind, schema: dict, root: dict, depth: int) -> str:
+    if kind == "array" and "items" in schema:
+        return f"array of {_type(schema['items'], root, depth + 1)}"
+    if kind == "object" and isinstance(schema.get("properties"), dict) and schema["properties"]:
+        return "object {" + ", ".join(f"{k}: {_type(v, root, depth + 1)}"
+                                      for k, v in schema["properties"].items()) + "}"
+    return kind if isinstance(kind, str) else "any"
+
+
+def _followed(schema, root: dict, hops: int = 8):
+    """`schema` with its `$ref`s to the schema's own definitions (`#/...`, all the task accepts) followed."""
+    while hops and isinstance(schema, dict) and isinstance(ref := schema.get("$ref"), str):
+        schema, hops = root, hops - 1
+        for step in filter(None, ref.removeprefix("#").split("/")):
+            step = step.replace("~1", "/").replace("~0", "~")
+            schema = schema.get(step) if isinstance(schema, dict) else None
+    return schema if isinstance(schema, dict) else {}
 
 
 def schema(tools: list[ClientTool]) -> dict:
@@ -62,8 +91,8 @@ def schema(tools: list[ClientTool]) -> dict:
 def read(reply: str, tools: list[ClientTool]) -> list[ToolCall]:
     """The calls of `tools` a reply makes: JSON objects {tool|name, args|arguments|parameters} (or OpenAI's
     {"function": {...}}), one or a list, anywhere in it (in <tool_call> tags, fenced or bare); else a ReAct
-    `Action:` that names one; else Python calls `name(3, unit="m")` with literal arguments, in code or
-    text (as vLLM's `pythonic` parser reads them). An object that names no client tool is no call."""
+    `Action:` that names one; else calls written as Python, `name(3, unit="m")` (`python_calls`). An object
+    that names no client tool is no call."""
     names = {t.name for t in tools}
     calls = [call for value in json_values(reply) for item in (value if isinstance(value, list) else [value])
              if (call := _as_call(item, names)) is not None]
@@ -74,34 +103,39 @@ def read(reply: str, tools: list[ClientTool]) -> list[ToolCall]:
 
 
 def python_calls(text: str, tools: list[ClientTool]) -> list[ToolCall]:
-    """Calls written as Python, in the order written; one whose arguments are not all literals (a variable,
-    another call) is no call: nothing could be sent for it. Positional arguments take the schema's order."""
-    by_name = {t.name: list(t.parameters.get("properties", {})) for t in tools}
-    if not by_name:
+    """Calls written as Python — in a program, or on a line that is only calls (`[f(a=1), g(2)]`, the form
+    vLLM's `pythonic` parser reads) — in the order written. One in a string, a comment or a `def` is no
+    call; nor is one whose arguments are not all literals (a variable, another call): nothing could be sent
+    for it. Positional arguments take the schema's order. A reply that gives its final answer makes none:
+    it may restate the call it answered from."""
+    if has_final(text):
         return []
-    found = re.finditer(r"(?<![\w.])(" + "|".join(map(re.escape, by_name)) + r")\s*\(", text)
-    return [call for match in found if (call := _python_call(text, match, by_name)) is not None]
+    parameters = {t.name: list(_followed(t.parameters, t.parameters).get("properties", {})) for t in tools}
+    sources = code_blocks(text) + CODE_BLOCK.sub("\n", text).splitlines()
+    return [call for source in sources for call in _calls_in(source, parameters)]
 
 
-def _python_call(text: str, match: re.Match, by_name: dict[str, list[str]]) -> ToolCall | None:
-    """The shortest `name(...)` from `match` that parses as one call, its arguments evaluated."""
-    for end in (m.end() for m in re.finditer(r"\)", text[match.end():])):
-        try:
-            node = ast.parse(text[match.start():match.end() + end].strip(), mode="eval").body
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        if not isinstance(node, ast.Call):
-            return None
-        names = by_name[match.group(1)]
-        try:
-            if len(node.args) > len(names) or any(k.arg is None for k in node.keywords):
-                return None
-            args = {name: ast.literal_eval(value) for name, value in zip(names, node.args)}
-            args |= {k.arg: ast.literal_eval(k.value) for k in node.keywords}
-        except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
-            return None  # not literals: a variable, an expression, another call
-        return ToolCall(match.group(1), args)
-    return None
+def _calls_in(source: str, parameters: dict[str, list[str]]) -> list[ToolCall]:
+    try:
+        tree = ast.parse(source.strip())
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # prose, or not a whole program
+        return []
+    nodes = sorted((node for node in ast.walk(tree) if isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Name) and node.func.id in parameters),
+                   key=lambda node: (node.lineno, node.col_offset))
+    return [call for node in nodes if (call := _literal_call(node, parameters[node.func.id])) is not None]
+
+
+def _literal_call(node: ast.Call, names: list[str]) -> ToolCall | None:
+    """The call's arguments as JSON values, or None where one is not a literal JSON can hold."""
+    positional, keywords = dict(zip(names, node.args)), {k.arg: k.value for k in node.keywords}
+    if len(node.args) > len(names) or None in keywords or positional.keys() & keywords.keys():
+        return None  # too many, `**kwargs`, or one given twice: Python itself would refuse it
+    try:
+        args = {name: ast.literal_eval(value) for name, value in (positional | keywords).items()}
+        return ToolCall(node.func.id, json.loads(json.dumps(args, allow_nan=False)))  # tuples as lists
+    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+        return None  # a variable, an expression, a set or bytes
 
 
 def repaired(call: ToolCall, tools: list[ClientTool]) -> ToolCall:

@@ -36,6 +36,7 @@ def test_codeact_prefills_every_step_and_the_others_the_first_only():
     assert action("react").prefill("Thought:", step=1) == ""
     assert action("react").stop("") == ["Observation:"] and action("react").stop("```python\n") == ["```"]
     assert action("direct").stop("") is None
+    assert action("codeact").stop("```python\n", opened=False) == ["\n```\n"]  # the reply may be a call
 
 
 def test_samples_are_drawn_warm_and_a_failed_call_warms_the_next_step():

@@ -45,6 +45,15 @@ def test_functions_are_described_as_signatures_not_as_schemas_to_copy():
         '- area(width: integer, height: integer, unit: "m" | "cm" = "m" (optional), '
         "sides: array of number (optional)): A rectangle's area.\n    width: Its width.")
     assert '"type"' not in client_calls.describe([TOTAL, AREA])
+    shaped = ClientTool(name="book", parameters={
+        "$defs": {"Seat": {"enum": ["aisle", "window"]}}, "type": "object", "properties": {
+            "seat": {"$ref": "#/$defs/Seat"},
+            "note": {"anyOf": [{"type": "string"}, {"type": "null"}], "description": "Said\n  twice."},
+            "kind": {"const": "adult"}, "tags": {"type": ["array", "null"], "items": {"type": "string"}}}})
+    assert client_calls.describe([shaped]) == (
+        '- book(seat: "aisle" | "window" (optional), note: string | null (optional), '
+        'kind: "adult" (optional), '
+        "tags: array of string | null (optional))\n    note: Said twice.")
 
 
 @pytest.mark.parametrize(("reply", "calls"), [
@@ -52,10 +61,16 @@ def test_functions_are_described_as_signatures_not_as_schemas_to_copy():
     ("[area(width=3, height=4, unit='cm'), area(1, 2)]",
      [ToolCall("area", {"width": 3, "height": 4, "unit": "cm"}),
       ToolCall("area", {"width": 1, "height": 2})]),
-    ("I would call area(width=2, height=(1 + 1)) here.", []),  # an expression: nothing to send
-    ("def area(width, height):\n    return width * height\nprint(area(w, h))", []),
+    ("area(width=2, height=(1 + 1))", []),  # an expression: nothing to send
+    ("I would call area(1, 2) here.", []),  # prose, not a line of calls
+    ("def area(width=3, height=4):\n    return width * height\nprint(area(w, h))", []),
+    ('```python\nprint("call area(1, 2)")  # or area(3, 4)\n```', []),  # in a string, in a comment
     ("print(area(area(1, 2), 3))", [ToolCall("area", {"width": 1, "height": 2})]),
     ("square_area(3, 4) or area(1, 2, 'm', [1], 5)", []),  # another name; more arguments than it has
+    ("area(3, 4, width=5)", []),  # width given twice: Python itself refuses it
+    ("area(1, 2, sides={1.0})", []), ("area(1, 2, sides=b'x')", []),  # no JSON value
+    ("area(1, 2, sides=(1.5, 2))", [ToolCall("area", {"width": 1, "height": 2, "sides": [1.5, 2]})]),
+    ("area(3, 4) returned 12.\nFinal answer: 12", []),  # the answer restates the call it came from
 ])
 def test_calls_written_as_python_are_read_when_their_arguments_are_literals(reply, calls):
     assert client_calls.read(reply, [AREA]) == calls
@@ -124,6 +139,7 @@ def test_a_harness_prefill_does_not_open_a_reply_that_may_be_a_call():
     result, model = run(task, ["```python\nprint(get_order_total('A-1001'))\n```"], seed="program_of_thought")
     assert model.calls[0]["messages"][-1]["role"] != "assistant"  # no ```python prefill
     assert result.client_calls == [{"name": "get_order_total", "arguments": {"order_id": "A-1001"}}]
+    assert model.calls[0]["stop"] == ["\n```\n"]  # the end of a block it opens, not its opening fence
     plain, model = run(Task(id="t", prompt="2+3?"), ["print(5)\n```"], seed="program_of_thought")
     assert model.calls[0]["messages"][-1] == {"role": "assistant", "content": "```python\n"}
 

@@ -22,8 +22,9 @@ MAX_TOKENS = 512
 
 def parsed_calls(reply: str, tools: list[ClientTool]) -> list[dict]:
     """The calls a reply makes, read by the reader every harness's replies are read by
-    (`runtime.client_calls.read`: objects in `<tool_call>` tags, fenced or bare, or a ReAct action), so the
-    arms differ by the harness, not the parser; nothing is repaired or held to its schema."""
+    (`runtime.client_calls.read`: objects in `<tool_call>` tags, fenced or bare, a ReAct action, or Python
+    calls with literal arguments), so the arms differ by the harness, not the parser; nothing is repaired
+    or held to its schema."""
     return [{"name": call.tool, "arguments": call.args} for call in client_calls.read(reply, tools)]
 
 

@@ -19,6 +19,7 @@ as a call); a serving stack that passes invented names on would lose those irrel
 
 Usage:
   python bench/bfcl_score.py bench/results/bfcl-stream --wheel /tmp/bfcl/bfcl_eval-2026.3.23-py3-none-any.whl
+  python bench/bfcl_score.py RUN --wheel WHEEL --before AN_EARLIER_RUN_OF_THE_SAME_STREAM
 """
 
 from __future__ import annotations
@@ -124,7 +125,7 @@ def pct(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:.1f}"
 
 
-def report(run: Path, wheel: Path) -> str:
+def report(run: Path, wheel: Path, before: Path | None = None) -> str:
     rows, sizes = scored(run, wheel)
     arms = sorted(rows, key=lambda a: (a != "bare", not a.startswith("fixed:"), a))
     orders = list(rows[arms[0]]) if arms else []
@@ -160,7 +161,25 @@ def report(run: Path, wheel: Path) -> str:
     lines += ["", f"Best fixed seed (in hindsight, BFCL accuracy over the entries): {best or '–'}. Units "
               f"with no trace of their calls, counted as misses: {untraced}.", "",
               "![BFCL accuracy per category](bfcl-categories.png)"]
+    if before is not None:
+        lines += ["", *_against_before(rows, scored(before, wheel)[0], before)]
     return "\n".join(lines) + "\n"
+
+
+def _against_before(rows: dict[str, dict[int, dict]], earlier: dict[str, dict[int, dict]],
+                    before: Path) -> list[str]:
+    """Each arm against itself in an earlier run of the same stream (another version of the code), paired on
+    the positions both finished with the same entry."""
+    lines = [f"Against the same arm in an earlier run of this stream (`{before}`), paired on the positions "
+             "both runs finished with the same entry (BFCL accuracy, points, bootstrap 95%):", "",
+             "| arm | entries | earlier | now | now − earlier |", "|---|---|---|---|---|"]
+    for arm in (a for a in rows if a in earlier):
+        orders = [k for k, row in rows[arm].items()
+                  if k in earlier[arm] and earlier[arm][k]["task_id"] == row["task_id"]]
+        then, now = ([table[arm][k] for k in orders] for table in (earlier, rows))
+        lines.append(f"| {arm} | {len(orders)} | {pct(accuracy(then))} | {pct(accuracy(now))} | "
+                     f"{gap(paired(rows[arm], earlier[arm], orders, key='bfcl'))} |")
+    return lines
 
 
 def _tokens(units) -> float | None:
@@ -198,8 +217,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run", type=Path, help="the stream's folder (results.jsonl, trajectories.jsonl)")
     parser.add_argument("--wheel", type=Path, required=True, help="the bfcl-eval wheel (pip download)")
+    parser.add_argument("--before", type=Path, help="an earlier run of the same stream: each arm against it")
     args = parser.parse_args(argv)
-    text = report(args.run, args.wheel)
+    text = report(args.run, args.wheel, args.before)
     (args.run / "bfcl-report.md").write_text(text)
     print(text)
     return 0

@@ -87,3 +87,18 @@ def test_a_unit_without_a_trace_of_its_calls_is_a_miss_and_is_counted(score, tmp
                                         score.NO_CALL))
     assert "| jit_stream | 0.0 |" in text and "| bare | 100.0 |" in text  # no call, yet not scored right
     assert "{'bare': 0, 'jit_stream': 1}" in text
+
+
+def test_each_arm_is_paired_with_itself_in_an_earlier_run_of_the_same_stream(score, tmp_path):
+    good = [{"name": "geo_area", "arguments": {"base": 2}}]
+    runs = {"earlier": [unit("bare", "simple_python_0", 0, good, True),
+                        unit("bare", "multiple_0", 1, [], False), unit("bare", "parallel_0", 2, good, True)],
+            "now": [unit("bare", "simple_python_0", 0, good, True), unit("bare", "multiple_0", 1, good, True),
+                    unit("bare", "irrelevance_0", 2, [], True)]}  # another entry at 2: not paired
+    for name, units in runs.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "results.jsonl").write_text("".join(json.dumps(u[0]) + "\n" for u in units))
+        (tmp_path / name / "trajectories.jsonl").write_text("".join(json.dumps(u[1]) + "\n" for u in units))
+    checker = wheel(tmp_path / "bfcl_eval-0-py3-none-any.whl", score.CATEGORIES, score.NO_CALL)
+    text = score.report(tmp_path / "now", checker, before=tmp_path / "earlier")
+    assert "| bare | 2 | 50.0 | 100.0 | +50.0 (" in text

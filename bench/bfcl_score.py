@@ -25,6 +25,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import math
 import statistics
@@ -80,9 +81,12 @@ class Checker:
 
 
 def units(run: Path) -> dict[tuple[str, str], list[dict]]:
-    """Each (arm, task) unit's calls, from the traces that kept them (the last line of a unit wins)."""
-    calls = {}
-    for line in (run / "trajectories.jsonl").read_text().splitlines():
+    """Each (arm, task) unit's calls, from the traces that kept them (the last line of a unit wins), as the
+    stream writes them or as a committed ledger keeps them (gzipped)."""
+    calls, plain = {}, run / "trajectories.jsonl"
+    text = (plain.read_text() if plain.exists()
+            else gzip.decompress((run / "trajectories.jsonl.gz").read_bytes()).decode())
+    for line in text.splitlines():
         trace = json.loads(line)
         if trace["repeat"] == 0 and "calls" in trace:
             calls[(trace["arm"], trace["task_id"])] = trace["calls"]

@@ -2,6 +2,7 @@
 irrelevance categories by the relevance rule, only positions every arm finished counted. The wheel here is
 built in BFCL's layout with a checker of its own that checks what it was asked."""
 
+import gzip
 import json
 import sys
 import zipfile
@@ -98,7 +99,11 @@ def test_each_arm_is_paired_with_itself_in_an_earlier_run_of_the_same_stream(sco
     for name, units in runs.items():
         (tmp_path / name).mkdir()
         (tmp_path / name / "results.jsonl").write_text("".join(json.dumps(u[0]) + "\n" for u in units))
-        (tmp_path / name / "trajectories.jsonl").write_text("".join(json.dumps(u[1]) + "\n" for u in units))
+        traces = "".join(json.dumps(u[1]) + "\n" for u in units)
+        if name == "earlier":  # as a committed ledger keeps them
+            (tmp_path / name / "trajectories.jsonl.gz").write_bytes(gzip.compress(traces.encode()))
+        else:
+            (tmp_path / name / "trajectories.jsonl").write_text(traces)
     checker = wheel(tmp_path / "bfcl_eval-0-py3-none-any.whl", score.CATEGORIES, score.NO_CALL)
     text = score.report(tmp_path / "now", checker, before=tmp_path / "earlier")
     assert "| bare | 2 | 50.0 | 100.0 | +50.0 (" in text

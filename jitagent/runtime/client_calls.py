@@ -9,7 +9,7 @@ import json
 import re
 
 from jitagent.runtime.parsing import CODE_BLOCK, ToolCall, code_blocks, has_final, parse_react
-from jitagent.tasks.task import ClientTool
+from jitagent.tasks.task import ClientTool, referred
 
 OPENING = re.compile(r"[\[{]")
 NAME_KEYS, ARGS_KEYS = ("tool", "name"), ("args", "arguments", "parameters")
@@ -75,10 +75,7 @@ def _kind(kind, schema: dict, root: dict, depth: int) -> str:
 def _followed(schema, root: dict, hops: int = 8):
     """`schema` with its `$ref`s to the schema's own definitions (`#/...`, all the task accepts) followed."""
     while hops and isinstance(schema, dict) and isinstance(ref := schema.get("$ref"), str):
-        schema, hops = root, hops - 1
-        for step in filter(None, ref.removeprefix("#").split("/")):
-            step = step.replace("~1", "/").replace("~0", "~")
-            schema = schema.get(step) if isinstance(schema, dict) else None
+        schema, hops = referred(ref, root), hops - 1
     return schema if isinstance(schema, dict) else {}
 
 

@@ -113,6 +113,18 @@ class ClientTool(BaseModel):
         return schema
 
 
+def referred(ref: str, schema: dict):
+    """What a `$ref` points at within `schema` (a JSON Pointer after `#`), or None: a ref to anything
+    outside it, or to nothing."""
+    if not ref.startswith("#"):
+        return None
+    target = schema
+    for step in filter(None, ref.removeprefix("#").split("/")):
+        step = step.replace("~1", "/").replace("~0", "~")
+        target = target.get(step) if isinstance(target, dict) else None
+    return target
+
+
 def _reference_problem(part, schema: dict) -> str | None:
     """Why a `$ref` in `part` of `schema` cannot be followed (only the schema's own `#/...` are: nothing is
     fetched, and one that points at nothing would fail the run, not the request), or None."""
@@ -120,15 +132,8 @@ def _reference_problem(part, schema: dict) -> str | None:
         return next((p for item in part if (p := _reference_problem(item, schema))), None)
     if not isinstance(part, dict):
         return None
-    if isinstance(ref := part.get("$ref"), str):
-        target = schema
-        for step in ref.removeprefix("#").strip("/").split("/") if ref.startswith("#") else [None]:
-            step = step and step.replace("~1", "/").replace("~0", "~")
-            found = isinstance(target, dict) and step in target
-            target = target[step] if found else None
-            if not (found or step == ""):
-                return f"$ref {ref!r}: only this schema's own definitions (#/...) are followed, and it " \
-                       "points at none"
+    if isinstance(ref := part.get("$ref"), str) and referred(ref, schema) is None:
+        return f"$ref {ref!r}: only this schema's own definitions (#/...) are followed, and it points at none"
     return next((p for key, value in part.items() if key not in ("$ref", "const", "enum", "default",
                                                                   "examples")
                  if (p := _reference_problem(value, schema))), None)

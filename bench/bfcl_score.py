@@ -173,16 +173,23 @@ def report(run: Path, wheel: Path, before: Path | None = None) -> str:
 def _against_before(rows: dict[str, dict[int, dict]], earlier: dict[str, dict[int, dict]],
                     before: Path) -> list[str]:
     """Each arm against itself in an earlier run of the same stream (another version of the code), paired on
-    the positions both finished with the same entry."""
+    the positions both finished with the same entry, and again without those either run ran out of budget."""
     lines = [f"Against the same arm in an earlier run of this stream (`{before}`), paired on the positions "
-             "both runs finished with the same entry (BFCL accuracy, points, bootstrap 95%):", "",
-             "| arm | entries | earlier | now | now − earlier |", "|---|---|---|---|---|"]
+             "both runs finished with the same entry (BFCL accuracy, points, bootstrap 95%), and on those "
+             "where neither run's unit ran out of budget (a run's budget-exhausted units may be the "
+             "machine's, not the code's):", "",
+             "| arm | entries | earlier | now | now − earlier | entries in budget | now − earlier, in budget"
+             " |",
+             "|---|---|---|---|---|---|---|"]
     for arm in (a for a in rows if a in earlier):
         orders = [k for k, row in rows[arm].items()
                   if k in earlier[arm] and earlier[arm][k]["task_id"] == row["task_id"]]
         then, now = ([table[arm][k] for k in orders] for table in (earlier, rows))
+        in_budget = [k for k in orders
+                     if not (earlier[arm][k]["budget_exhausted"] or rows[arm][k]["budget_exhausted"])]
         lines.append(f"| {arm} | {len(orders)} | {pct(accuracy(then))} | {pct(accuracy(now))} | "
-                     f"{gap(paired(rows[arm], earlier[arm], orders, key='bfcl'))} |")
+                     f"{gap(paired(rows[arm], earlier[arm], orders, key='bfcl'))} | {len(in_budget)} | "
+                     f"{gap(paired(rows[arm], earlier[arm], in_budget, key='bfcl'))} |")
     return lines
 
 

@@ -53,7 +53,7 @@ def wheel(path, categories, no_call):
 def unit(arm, task, order, calls, passed):
     return ({"arm": arm, "task_id": task, "type": task.removesuffix("_0"), "repeat": 0, "order": order,
              "reward": float(passed), "passed": passed, "error": None, "wall_s": 1.0, "execution_tokens": 10,
-             "synthesis_tokens": 0, "repair_tokens": 0},
+             "synthesis_tokens": 0, "repair_tokens": 0, "budget_exhausted": False},
             {"arm": arm, "task_id": task, "repeat": 0, "calls": calls})
 
 
@@ -96,6 +96,7 @@ def test_each_arm_is_paired_with_itself_in_an_earlier_run_of_the_same_stream(sco
                         unit("bare", "multiple_0", 1, [], False), unit("bare", "parallel_0", 2, good, True)],
             "now": [unit("bare", "simple_python_0", 0, good, True), unit("bare", "multiple_0", 1, good, True),
                     unit("bare", "irrelevance_0", 2, [], True)]}  # another entry at 2: not paired
+    runs["earlier"][1][0]["budget_exhausted"] = True
     for name, units in runs.items():
         (tmp_path / name).mkdir()
         (tmp_path / name / "results.jsonl").write_text("".join(json.dumps(u[0]) + "\n" for u in units))
@@ -107,3 +108,4 @@ def test_each_arm_is_paired_with_itself_in_an_earlier_run_of_the_same_stream(sco
     checker = wheel(tmp_path / "bfcl_eval-0-py3-none-any.whl", score.CATEGORIES, score.NO_CALL)
     text = score.report(tmp_path / "now", checker, before=tmp_path / "earlier")
     assert "| bare | 2 | 50.0 | 100.0 | +50.0 (" in text
+    assert text.rstrip().endswith("| 1 | +0.0 (+0.0 to +0.0) |")  # without multiple_0, out of budget before

@@ -58,9 +58,10 @@ class RecordingModel:
         self.log = log
 
     async def complete(self, messages, *, max_tokens=256, temperature=0.0, seed=None, stop=None,
-                       json_schema=None, n=1, cancel=None) -> Generation:
+                       json_schema=None, n=1, cancel=None, tools=None) -> Generation:
         self.log.append({"call": {"messages": messages, "max_tokens": max_tokens, "temperature": temperature,
-                                  "seed": seed, "stop": stop, "schema": json_schema, "n": n}})
+                                  "seed": seed, "stop": stop, "schema": json_schema, "n": n,
+                                  **({"tools": tools} if tools else {})}})
         texts = []
         for i in range(n):
             text = reply_for(messages + [{"role": "n", "content": str(i)}] if i else messages, json_schema)

@@ -42,8 +42,7 @@ class BareModel:
 
         await asyncio.to_thread(self._load)
         start = time.monotonic()
-        tools = [{"type": "function", "function": tool.model_dump(exclude_none=True)}
-                 for tool in task.client_tools]
+        tools = client_calls.openai_tools(task.client_tools)
         self._llm.stopping = lambda: time.monotonic() >= start + budget_s
         try:
             out = await asyncio.to_thread(self._llm.create_chat_completion, temperature=0.0,

@@ -10,6 +10,7 @@ import ast
 import hashlib
 import json
 import string
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -94,6 +95,11 @@ class ToolPolicy(_Strict):
     select: Literal["all", "relevant"] = "all"
     retry: int = Field(0, ge=0, le=3, description="re-run a tool call that failed for infrastructure reasons")
     required_first: str | None = Field(None, description="a tool the first step must call")
+    # the model's own template is how its users serve it tools; described signatures may suit a harness's
+    # format better: which one pays is learned per cluster, as any field
+    client: Literal["described", "native"] = Field(
+        "described", description="how the client's functions reach the model: `described` as signatures in "
+        "the system prompt, `native` rendered by the model's own chat template (the back-end's `tools`)")
 
     @field_validator("tools")
     @classmethod
@@ -294,12 +300,14 @@ class HarnessSpec(_Strict):
     @model_serializer(mode="wrap")
     def _one_section_as_written(self, handler):
         """One section dumps as a mapping, as before a spec could carry several, and a spec with no adapter
-        dumps as before one could be named: its id stays the same."""
+        or with client tools described dumps as before either could be named: its id stays the same."""
         data = handler(self)
         if isinstance(data.get("code"), list) and len(data["code"]) == 1:
             data["code"] = data["code"][0]
         if self.adapter is None:
             data.pop("adapter", None)
+        if self.tools.client == "described":  # as before a spec could name how client tools are shown
+            data["tools"].pop("client", None)
         return data
 
     @property
@@ -347,6 +355,16 @@ class HarnessSpec(_Strict):
     @property
     def id(self) -> str:
         return self.envelope.id
+
+    def variant(self, suffix: str, note: str, generator: str, change: Callable[[dict], None]) -> HarnessSpec:
+        """A mutation of this spec that costs no meta-model call: its content as `change` edits it (in
+        place), named with `suffix`, `note` added to the description; its parent this spec."""
+        data = self.model_dump(mode="json")
+        data["name"] = self.name[:80 - len(suffix)] + suffix
+        data["description"] = f"{self.description} {note}"
+        change(data)
+        derived = HarnessSpec.model_validate(data)
+        return derived.derive(parent_id=self.id, origin="evolved", generator=generator)
 
     def derive(self, **envelope: object) -> HarnessSpec:
         """A copy with a new envelope (origin, parent, generator); the id is recomputed."""

@@ -31,12 +31,8 @@ _CHECKED: set[Path] = set()  # files whose digest this process has checked (a fi
 
 def adapter_variant(spec: HarnessSpec, adapter: AdapterRecord) -> HarnessSpec:
     """`spec` with its solver running with `adapter`."""
-    suffix = f"@{adapter.id[:8]}"
-    data = spec.model_dump(mode="json")
-    data["name"] = spec.name[:80 - len(suffix)] + suffix
-    data["description"] = f"{spec.description} The solver runs with adapter {adapter.id} ({adapter.name})."
-    data["adapter"] = adapter.id
-    return HarnessSpec.model_validate(data).derive(parent_id=spec.id, origin="evolved", generator="adapter")
+    note = f"The solver runs with adapter {adapter.id} ({adapter.name})."
+    return spec.variant(f"@{adapter.id[:8]}", note, "adapter", lambda data: data.update(adapter=adapter.id))
 
 
 class AdapterUnavailable(ModelError):

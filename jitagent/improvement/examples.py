@@ -45,12 +45,9 @@ def with_examples(spec: HarnessSpec, settings: ExamplesSpec | None = None) -> Ha
     """The variant of `spec` that shows its cluster's verified solutions (an arm of its own)."""
     settings = settings or ExamplesSpec()
     suffix = f"+ex{settings.k}" + ("" if settings.pick == "diverse" else f"-{settings.pick}")
-    data = spec.model_dump(mode="json")
-    data["name"] = spec.name[:80 - len(suffix)] + suffix
-    data["description"] = (f"{spec.description} Shown first: up to {settings.k} verified solution(s) of "
-                           "earlier tasks of its cluster.")
-    data["prompts"]["examples"] = settings.model_dump(mode="json")
-    return HarnessSpec.model_validate(data).derive(parent_id=spec.id, origin="evolved", generator="examples")
+    note = f"Shown first: up to {settings.k} verified solution(s) of earlier tasks of its cluster."
+    return spec.variant(suffix, note, "examples",
+                        lambda data: data["prompts"].update(examples=settings.model_dump(mode="json")))
 
 
 def examples_for(bank: HarnessBank, spec_of: Callable[[str], HarnessSpec], spec: HarnessSpec, task: Task,

@@ -82,9 +82,11 @@ class ModelClient(Protocol):
     async def complete(self, messages: list[dict], *, max_tokens: int = 256, temperature: float = 0.0,
                        seed: int | None = None, stop: list[str] | None = None,
                        json_schema: dict | None = None,
-                       n: int = 1, cancel: CancelToken | None = None) -> Generation:
+                       n: int = 1, cancel: CancelToken | None = None,
+                       tools: list[dict] | None = None) -> Generation:
         """Chat completion. A final assistant message is a prefill: the reply continues it
-        (the returned text excludes the prefill). `json_schema` constrains the output."""
+        (the returned text excludes the prefill). `json_schema` constrains the output. `tools` (OpenAI's
+        shape): functions the model's own chat template renders; calls come back in the text."""
         ...
 
 

@@ -73,14 +73,15 @@ class EmbeddedModel:
         _load(self.name, self.n_ctx, self.slot)
 
     async def complete(self, messages, *, max_tokens=256, temperature=0.0, seed=None, stop=None,
-                       json_schema=None, n=1, cancel: CancelToken | None = None) -> Generation:
+                       json_schema=None, n=1, cancel: CancelToken | None = None,
+                       tools: list[dict] | None = None) -> Generation:
         start = time.monotonic()
         texts, finishes, usage = [], [], Usage()
         for i in range(n):
             try:
                 text, finish, used = await asyncio.to_thread(
                     self._generate, messages, max_tokens, temperature,
-                    None if seed is None else seed + i, stop, json_schema, cancel)
+                    None if seed is None else seed + i, stop, json_schema, cancel, tools)
             except Cancelled as exc:  # what the earlier samples used counts too
                 raise Cancelled(str(exc), usage + exc.usage) from None
             texts.append(text)
@@ -88,13 +89,13 @@ class EmbeddedModel:
             usage = usage + used
         return Generation(texts, usage, time.monotonic() - start, self.name, finishes)
 
-    def _generate(self, messages, max_tokens, temperature, seed, stop, json_schema, cancel):
+    def _generate(self, messages, max_tokens, temperature, seed, stop, json_schema, cancel, tools):
         from llama_cpp import LlamaGrammar
 
         from jitagent.models.interruptible import AdapterError, Interrupted
 
         llm, lock = _load(self.name, self.n_ctx, self.slot)
-        prompt = render_chatml(messages)
+        prompt = render_with_template(llm, messages, tools) if tools else render_chatml(messages)
         grammar = (LlamaGrammar.from_json_schema(json.dumps(json_schema), verbose=False) if json_schema
                    else None)
         if not lock.acquire(timeout=_time_left(cancel)):  # another request holds it past our deadline
@@ -130,6 +131,29 @@ class EmbeddedModel:
             llm.stopping = None
             lock.release()
         return "".join(pieces), finish, Usage(len(prompt_tokens), completion_tokens)
+
+
+def render_with_template(llm, messages: list[dict], tools: list[dict]) -> str:
+    """The prompt as the GGUF's own chat template renders `messages` with `tools` (OpenAI's shape), as
+    llama.cpp's server does for a request with tools; an assistant message at the end is a prefill, left
+    open. ModelError where the GGUF carries no template."""
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    template = llm.metadata.get("tokenizer.chat_template")
+    if not template:
+        raise ModelError("this GGUF carries no chat template to render tools with")
+    prefill = messages[-1]["content"] if messages and messages[-1]["role"] == "assistant" else None
+    render = Jinja2ChatFormatter(template, eos_token=_special(llm, "tokenizer.ggml.eos_token_id"),
+                                 bos_token=_special(llm, "tokenizer.ggml.bos_token_id"))
+    prompt = render(messages=messages[:-1] if prefill is not None else messages, tools=tools).prompt
+    return prompt + (prefill or "")
+
+
+def _special(llm, key: str) -> str:
+    """The text of a special token the GGUF's metadata names by id ("" where it names none)."""
+    if key not in llm.metadata:
+        return ""
+    return llm.detokenize([int(llm.metadata[key])], special=True).decode(errors="replace")
 
 
 def _time_left(cancel: CancelToken | None) -> float:

@@ -11,6 +11,7 @@ pass for one that honours it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import json
 import time
@@ -64,7 +65,8 @@ class OpenAICompatibleModel:
         return adapted
 
     async def complete(self, messages, *, max_tokens=256, temperature=0.0, seed=None, stop=None,
-                       json_schema=None, n=1, cancel: CancelToken | None = None) -> Generation:
+                       json_schema=None, n=1, cancel: CancelToken | None = None,
+                       tools: list[dict] | None = None) -> Generation:
         start = time.monotonic()
         deadline = start + self.timeout_s
         if cancel is not None and cancel.deadline is not None:
@@ -72,13 +74,13 @@ class OpenAICompatibleModel:
         async with httpx.AsyncClient(headers=self._headers) as http:
             try:
                 texts, finishes, usage = await self._request(http, messages, max_tokens, temperature, seed,
-                                                             stop, json_schema, n, deadline)
+                                                             stop, json_schema, n, deadline, tools)
                 # a server that ignores `n` returns one choice: ask again, one seed each
                 while len(texts) < n:
                     self._n_supported = False
                     more, fin, used = await self._request(http, messages, max_tokens, temperature,
                                                           None if seed is None else seed + len(texts), stop,
-                                                          json_schema, 1, deadline)
+                                                          json_schema, 1, deadline, tools)
                     texts += more
                     finishes += fin
                     usage = usage + used
@@ -91,7 +93,8 @@ class OpenAICompatibleModel:
                 _check_schema(text, json_schema)
         return Generation(texts, usage, time.monotonic() - start, self.name, finishes)
 
-    async def _request(self, http, messages, max_tokens, temperature, seed, stop, json_schema, n, deadline):
+    async def _request(self, http, messages, max_tokens, temperature, seed, stop, json_schema, n, deadline,
+                       tools):
         body: dict = {"max_tokens": max_tokens, "temperature": temperature}
         if self.model:
             body["model"] = self.model
@@ -100,7 +103,7 @@ class OpenAICompatibleModel:
         if n > 1 and self._n_supported is not False:
             body["n"] = n
         prefilled = messages and messages[-1]["role"] == "assistant"
-        if prefilled and self.prefill == "chatml" and not json_schema:
+        if prefilled and self.prefill == "chatml" and not json_schema and not tools:
             path = "/v1/completions"
             body["prompt"] = render_chatml(messages)
             body["stop"] = CHATML_STOP + list(stop or [])
@@ -111,6 +114,8 @@ class OpenAICompatibleModel:
                 body["stop"] = list(stop)
             if prefilled:
                 body.update(continue_final_message=True, add_generation_prompt=False)
+            if tools:  # rendered by the server's chat template; its parser may return the calls apart
+                body["tools"] = tools
         if json_schema:
             return await self._structured(http, path, body, json_schema, deadline)
         return _parse(await self._post(http, path, body, deadline), path)
@@ -166,10 +171,25 @@ def _parse(payload: dict, path: str):
     if path.endswith("/completions") and "chat" not in path:
         texts = [c.get("text", "") for c in choices]
     else:
-        texts = [(c.get("message") or {}).get("content") or "" for c in choices]
+        texts = [_reply_text(c.get("message") or {}) for c in choices]
     usage = payload.get("usage") or {}
     return (texts, [c.get("finish_reason") or "" for c in choices],
             Usage(usage.get("prompt_tokens"), usage.get("completion_tokens")))
+
+
+def _reply_text(message: dict) -> str:
+    """A chat reply as text: its content, then any calls the server's tool parser took out of it, written
+    back in the `<tool_call>` form chat templates ask for, so one reader reads every back-end's calls."""
+    content = message.get("content") or ""
+    calls = []
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") or {}
+        arguments = function.get("arguments")
+        with contextlib.suppress(ValueError):  # OpenAI sends a JSON string; one that is not is kept as sent
+            arguments = json.loads(arguments) if isinstance(arguments, str) else arguments
+        calls.append("<tool_call>\n" + json.dumps({"name": function.get("name"), "arguments": arguments})
+                     + "\n</tool_call>")
+    return "\n".join([content, *calls]).strip() if calls else content
 
 
 def _check_schema(text: str, schema: dict) -> None:

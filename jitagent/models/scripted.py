@@ -43,14 +43,14 @@ class ScriptedModel:
         return self._replies[index]
 
     async def complete(self, messages, *, max_tokens=256, temperature=0.0, seed=None, stop=None,
-                       json_schema=None, n=1, cancel=None) -> Generation:
+                       json_schema=None, n=1, cancel=None, tools=None) -> Generation:
         start = time.monotonic()
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
         texts = []
         for _ in range(n):
             self.calls.append({"messages": messages, "json_schema": json_schema, "temperature": temperature,
-                               "seed": seed, "stop": stop, "model": self.name})
+                               "seed": seed, "stop": stop, "model": self.name, "tools": tools})
             text = self._next(messages, json_schema)
             for s in stop or []:
                 if s in text:

@@ -184,7 +184,8 @@ class Runtime:
         messages = (prompts.system_messages(run.spec.prompts, fields, run.examples)
                     + await run.memory.view(run, talk))
         forced = run.task.forced_calls  # tool_choice: the reply is a call, decoded under the tools' schemas
-        if run.task.client_tools:  # several at once only where the client takes them and no grammar forbids
+        native = run.spec.tools.client == "native" and bool(run.task.client_tools)
+        if run.task.client_tools and not native:  # several at once: the client takes them, no grammar forbids
             several = run.task.parallel_calls and not forced
             messages[0]["content"] += "\n" + run.prompts.text(
                 "client_tools", "system" if several else "system_one_call",
@@ -198,7 +199,8 @@ class Runtime:
         generation = await run.complete(
             messages, temperature=run.action.temperature(talk.tool_failed), seed=talk.seed + talk.step,
             stop=None if forced else run.action.stop(opening, opened=prefill == opening),
-            json_schema=client_calls.schema(forced) if forced else run.action.schema(run.toolbox.allowed))
+            json_schema=client_calls.schema(forced) if forced else run.action.schema(run.toolbox.allowed),
+            tools=client_calls.openai_tools(run.task.client_tools) if native else None)
         reply = prefill + generation.text
         if opening.startswith("```") and not forced and reply.count("```") % 2:
             reply += "\n```"  # the block the stop cut before its closing fence

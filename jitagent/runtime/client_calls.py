@@ -1,6 +1,7 @@
-"""The client's own functions in a run (`Task.client_tools`): described to the model, read from its reply
-as leniently as serving stacks read calls, checked against their JSON Schemas before they leave, and the
-pause at a call — the run ends there, and the client sends the result back with the conversation."""
+"""The client's own functions in a run (`Task.client_tools`): described to the model (or handed to its own
+chat template, `openai_tools`), read from its reply as leniently as serving stacks read calls, checked
+against their JSON Schemas before they leave, and the pause at a call — the run ends there, and the client
+sends the result back with the conversation."""
 
 from __future__ import annotations
 
@@ -27,6 +28,11 @@ def describe(tools: list[ClientTool]) -> str:
     """Each function as a signature, then what each argument means: a small model shown the schemas'
     JSON copies them as its arguments ({"x": {"type": "integer"}} for x=3)."""
     return "\n".join(_signature(tool) for tool in tools)
+
+
+def openai_tools(tools: list[ClientTool]) -> list[dict]:
+    """The functions in the shape a chat template and an OpenAI-compatible server take them."""
+    return [{"type": "function", "function": tool.model_dump(exclude_none=True)} for tool in tools]
 
 
 def _signature(tool: ClientTool) -> str:

@@ -87,7 +87,7 @@ class Run:
 
     async def complete(self, messages: list[dict], *, temperature: float, seed: int,
                        stop: list[str] | None = None, json_schema: dict | None = None,
-                       max_tokens: int = PER_CALL_TOKENS) -> Generation:
+                       max_tokens: int = PER_CALL_TOKENS, tools: list[dict] | None = None) -> Generation:
         budget = self.spec.limits.max_tokens
         left = budget - (self.cost.completion_tokens or 0)
         if left <= 0:
@@ -97,7 +97,8 @@ class Run:
         try:
             generation = await self.solver.complete(messages, max_tokens=min(max_tokens, left),
                                                     temperature=temperature, seed=seed, stop=stop,
-                                                    json_schema=json_schema, cancel=self.cancel)
+                                                    json_schema=json_schema, cancel=self.cancel,
+                                                    **({"tools": tools} if tools else {}))
         except Cancelled as exc:  # a call cut short was paid for all the same
             self.cost.add(exc.usage)
             raise

@@ -146,3 +146,17 @@ def test_one_code_section_keeps_its_id_and_several_need_distinct_stages():
     data["code"] = [data["code"][0], data["code"][0]]
     with pytest.raises(SpecError, match="one section per stage"):
         parse_spec(data)
+
+
+def test_a_spec_with_the_client_functions_described_keeps_its_id_and_native_is_another_harness():
+    direct = load_seeds()["direct"]
+    assert direct.tools.client == "described" and "client" not in direct.model_dump(mode="json")["tools"]
+    assert direct.id == "35cc52bf3a98baab"  # as before a spec could name how the client's functions are shown
+    data = direct.model_dump(mode="json")
+    data["tools"]["client"] = "native"
+    native = parse_spec(data)
+    assert native.tools.client == "native" and native.id != direct.id
+    assert parse_spec(native.to_yaml()) == native
+    data["tools"]["client"] = "shown"
+    with pytest.raises(SpecError, match="client"):
+        parse_spec(data)

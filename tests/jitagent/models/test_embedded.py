@@ -59,3 +59,25 @@ def test_a_long_prefill_is_cut_at_the_deadline_and_the_context_still_answers():
     assert late < 1.0, f"stopped {late:.2f} s after the deadline: {stopped.value}"
     assert stopped.value.usage.prompt_tokens > 0 and stopped.value.usage.completion_tokens == 0  # counted
     assert asyncio.run(model.complete(short, max_tokens=8)).text == before
+
+
+def test_tools_are_rendered_by_the_ggufs_own_chat_template_and_the_model_calls_one():
+    from jitagent.models.embedded import _load, render_with_template
+    from jitagent.runtime.client_calls import read
+    from jitagent.tasks.task import ClientTool
+
+    weather = ClientTool(name="get_weather", description="The weather in a city.",
+                         parameters={"type": "object", "properties": {"city": {"type": "string"}},
+                                     "required": ["city"]})
+    tools = [{"type": "function", "function": weather.model_dump(exclude_none=True)}]
+    messages = [{"role": "system", "content": "You are careful."},
+                {"role": "user", "content": "What is the weather in Paris?"}]
+    model = load_model("qwen2.5-coder-0.5b")
+    llm, _ = _load(model.name, model.n_ctx)
+    prompt = render_with_template(llm, messages + [{"role": "assistant", "content": "<tool"}], tools)
+    assert prompt.startswith("<|im_start|>system\nYou are careful.\n\n# Tools") and '"get_weather"' in prompt
+    assert prompt.endswith("<|im_start|>assistant\n<tool")  # a prefill stays open
+    g = asyncio.run(model.complete(messages, tools=tools, max_tokens=60))
+    assert [(c.tool, c.args) for c in read(g.text, [weather])] == [("get_weather", {"city": "Paris"})]
+    without = asyncio.run(model.complete(messages, max_tokens=60))
+    assert without.usage.prompt_tokens < g.usage.prompt_tokens  # the template's tool section is not there

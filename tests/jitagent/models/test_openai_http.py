@@ -205,3 +205,32 @@ def test_the_deadline_bounds_the_whole_call_not_each_read():
         assert cut.value.usage.total is None  # what the server spent on it is unknown, not 0
     finally:
         server.shutdown()
+
+
+def test_tools_go_to_the_servers_template_and_the_calls_its_parser_took_out_come_back_as_text():
+    bodies = []
+
+    class Parsing(_IgnoringHandler):
+        def do_POST(self):
+            bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            call = {"id": "c1", "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+            choice = {"message": {"content": None, "tool_calls": [call]}, "finish_reason": "tool_calls"}
+            body = json.dumps({"choices": [choice], "usage": {"prompt_tokens": 9, "completion_tokens": 4}})
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body.encode())
+    server = HTTPServer(("127.0.0.1", 0), Parsing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+    try:
+        model = OpenAICompatibleModel(f"http://127.0.0.1:{server.server_port}")
+        g = complete(model, [{"role": "user", "content": "Weather in Paris?"},
+                             {"role": "assistant", "content": ""}], tools=tools)
+        plain = complete(model, [{"role": "user", "content": "Weather in Paris?"}])
+    finally:
+        server.shutdown()
+    assert bodies[0]["tools"] == tools and "messages" in bodies[0] and "tools" not in bodies[1]
+    assert g.text == '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    assert plain.text == g.text  # the server's reply, however it was asked

@@ -217,3 +217,20 @@ def test_the_model_is_told_it_may_call_several_at_once_only_where_the_client_tak
         _, one = run(task, ['{"tool": "get_order_total", "args": {"order_id": "A"}}'])
         system = one.calls[0]["messages"][0]["content"]
         assert "one call a reply" in system and "JSON list" not in system
+
+
+def test_a_native_harness_hands_the_functions_to_the_models_own_template_not_its_system_prompt():
+    from jitagent.improvement.variants import native_tools
+
+    task = Task(id="t", prompt=ASK, client_tools=[TOTAL])
+    call = '<tool_call>\n{"name": "get_order_total", "arguments": {"order_id": "A-1001"}}\n</tool_call>'
+    model = ScriptedModel([call])
+    result = asyncio.run(Runtime(model).run(native_tools(load_seeds()["direct"]), task))
+    assert result.client_calls == [{"name": "get_order_total", "arguments": {"order_id": "A-1001"}}]
+    sent = model.calls[0]
+    assert sent["tools"] == [{"type": "function", "function": TOTAL.model_dump(exclude_none=True)}]
+    assert "get_order_total" not in sent["messages"][0]["content"]  # not described as well
+    described, model = run(task, [call], seed="direct")
+    assert model.calls[0]["tools"] is None and described.client_calls == result.client_calls
+    plain, model = run(Task(id="t", prompt="2+3?"), ["Final answer: 5"], seed="direct")
+    assert model.calls[0]["tools"] is None  # no functions of the client's: nothing to render

@@ -21,7 +21,8 @@ from pathlib import Path
 from harness_bank.bank import copy_bank
 from jitagent.benchmark.arms import STREAM_ARMS, WARMED_ARMS
 
-STREAM_BANK = re.compile(r".+-r\d+\.db")  # a stream's own bank, one per repeat: rebuilt by the stream
+# a stream's own bank (one per repeat, or `bench --stream`'s one): rebuilt by the stream, never carried
+STREAM_BANK = re.compile(r".+-(r\d+|stream)\.db")
 
 
 def without_arm(path: Path, arm: str) -> tuple[list[str], int]:

@@ -19,7 +19,8 @@ def finished_run(folder):
             {"arm": "warm:direct", "task_id": "l1"}]
     for name in ("results.jsonl", "trajectories.jsonl"):
         (folder / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
-    for name in ("warm.db", "warm-examples.db", "jit_examples-r0.db", "jit_warm-r1.db"):
+    for name in ("warm.db", "warm-examples.db", "jit_examples-r0.db", "jit_warm-r1.db",
+                 "jit_examples-stream.db"):
         bank = HarnessBank(folder / name)
         bank.add_harness(load_seeds()["direct"].model_dump(mode="json"))
         bank.close()
@@ -35,7 +36,7 @@ def test_the_new_folder_holds_the_warm_banks_and_every_row_but_the_arms(tmp_path
     for name in ("results.jsonl", "trajectories.jsonl"):
         arms = [json.loads(line)["arm"] for line in (new / name).read_text().splitlines()]
         assert arms == ["fixed:direct", "warm:direct"]
-    assert not list(new.glob("*-r*.db*"))
+    assert not list(new.glob("*-r*.db*")) and not list(new.glob("*-stream.db*"))  # the stream's own: rebuilt
     assert [h.name for h in HarnessBank(new / "warm.db").list_harnesses()] == ["direct"]
 
 

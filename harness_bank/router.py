@@ -8,17 +8,23 @@ reaches zero. Each arm's reward posterior is a Beta distribution:
 
 where the prior comes from the harness's reward on the nearest past tasks outside the cluster
 (kNN over experience vectors), shrunk toward its global record; a harness with no outcome anywhere
-starts pessimistic (`unproven` × the base rate), so exploring it must be worth a task. Thompson
-sampling picks the arm; arms whose draws lie within `tie_margin` of the best count as tied and the one
-with fewer tokens wins. The route says why: `exploit` (the arm with the best posterior mean), `explore`
-(another arm drawn by Thompson sampling) or `synthesized` (the share for new variants came up).
+starts pessimistic (`unproven` × the base rate), so exploring it must be worth a task.
+
+Tokens have a price (`token_price`, reward per 1,000 tokens a task): an arm is worth its reward less the
+price of its tokens where they are known (an arm that has never run is not charged: its first run tells).
+So a dearer arm must earn its tokens, and where rewards tie — at 0 in a cluster nothing solves, at 1 where
+everything does — the cheaper arm runs. Thompson sampling picks the arm by its draw less its price; arms
+whose values lie within `tie_margin` of the best count as tied and the one with fewer tokens wins. The
+route says why: `exploit` (the arm with the best value), `explore` (another arm drawn by Thompson
+sampling) or `synthesized` (the share for new variants came up).
 
 Exploration is spent only where the rest of the stream can pay it back. A cluster is expected to see
 as many tasks again as it has seen (`horizon`, unless configured). Another arm drawn runs only if
 some number of runs m of it (up to `lookahead`) pays for itself: what m runs can teach — over the
-horizon left after them, the expected excess of its mean after m more outcomes over the best arm's
-mean, (h − m) · E[max(μ_m − μ_best, 0)] — at least covers what the m runs are expected to lose, m ·
-(μ_best − μ); else the best arm runs. Counting the runs it takes to learn (the knowledge gradient
+horizon left after them, the expected excess of its value after m more outcomes over the best arm's
+value, (h − m) · E[max(μ_m − c − v_best, 0)] — at least covers what the m runs are expected to lose, m ·
+(v_best − (μ − c)), where c is the arm's price and v an arm's mean less its price; else the best arm
+runs. Counting the runs it takes to learn (the knowledge gradient
 over m steps) is what keeps an arm that only a lucky streak could lift above the best from being
 explored. A variant is written only from a parent that has failed in the cluster (a mutation reads
 its failures; a parent that has not failed there sits at the ceiling, with nothing to fix).
@@ -71,6 +77,9 @@ class RouterConfig(BaseModel):
                                   "exploring must pay back; None: as many as it has seen")
     lookahead: int = Field(32, ge=1, le=256, description="the most runs of an arm an exploration may take "
                            "to pay back")
+    token_price: float = Field(0.1, ge=0, le=10, allow_inf_nan=False, description="reward 1,000 tokens a "
+                               "task are worth: an arm's value is its mean reward less this price of its "
+                               "tokens (0: tokens only break ties)")
 
 
 UNKNOWN_BASE = 0.5  # the base reward where nothing at all is known
@@ -116,14 +125,16 @@ def lookahead_excess(alpha: float, beta: float, level: float, runs: int) -> floa
     return total
 
 
-def pays_back(arm: Arm, best: Arm, horizon: float, lookahead: int) -> bool:
+def pays_back(arm: Arm, best: Arm, horizon: float, lookahead: int, price: float = 0.0) -> bool:
     """Whether running `arm` instead of `best` is worth it over the `horizon` tasks from this one on: for
-    some m ≤ `lookahead` runs of it (this task the first), what they may lift its mean above the best arm's,
-    over the tasks left after them, covers what they are expected to lose."""
-    loss = best.mean - arm.mean
+    some m ≤ `lookahead` runs of it (this task the first), what they may lift its value above the best
+    arm's, over the tasks left after them, covers what they are expected to lose (`price`: of 1,000
+    tokens, in reward)."""
+    best_value, charge = best.value(price), arm.charge(price)
+    loss = best_value - arm.value(price)
     if loss <= 0:
         return True
-    return any((horizon - m) * lookahead_excess(arm.alpha, arm.beta, best.mean, m) >= m * loss
+    return any((horizon - m) * lookahead_excess(arm.alpha, arm.beta, best_value + charge, m) >= m * loss
                for m in range(1, min(lookahead, math.ceil(horizon) - 1) + 1))
 
 
@@ -151,6 +162,14 @@ class Arm:
         sample = np.random.default_rng(0).beta(self.alpha, self.beta, draws)
         low, high = np.quantile(sample, [(1 - level) / 2, (1 + level) / 2])
         return float(low), float(high)
+
+    def charge(self, price: float) -> float:
+        """What its tokens cost at `price` a thousand, in reward (0 where they are not known yet)."""
+        tokens = self.evidence.mean_tokens
+        return 0.0 if tokens is None else price * tokens / 1000
+
+    def value(self, price: float) -> float:
+        return self.mean - self.charge(price)
 
     @property
     def tokens_key(self) -> float:
@@ -229,13 +248,14 @@ class Router:
                                    "runs meanwhile", write_code=True)
             return RouteChoice("synthesized", parent, best, arms,
                                f"synthesis share {share:.2f} at evidence {weight:.1f}")
-        draws = [(rng.betavariate(a.alpha, a.beta), a) for a in arms]
+        price = self.config.token_price
+        draws = [(rng.betavariate(a.alpha, a.beta) - a.charge(price), a) for a in arms]
         top = max(d for d, _ in draws)
         tied = [a for d, a in draws if d >= top - self.config.tie_margin]
         arm = min(tied, key=lambda a: (a.tokens_key, -a.mean, a.evidence.harness_id))
         horizon = self.config.horizon if self.config.horizon is not None else seen
         if (arm is not best and horizon is not None
-                and not pays_back(arm, best, horizon, self.config.lookahead)):
+                and not pays_back(arm, best, horizon, self.config.lookahead, price)):
             return RouteChoice("exploit", best, best, arms,
                                f"{best.evidence.name} (posterior mean {best.mean:.2f}): exploring "
                                f"{arm.evidence.name} ({arm.mean:.2f}) would not pay back over {horizon:g} "
@@ -245,7 +265,8 @@ class Router:
                            f"Thompson draw {top:.2f}: {arm.evidence.name} (posterior mean "
                                                    f"{arm.mean:.2f}, {arm.evidence.runs} run(s) here)")
 
-    @staticmethod
-    def rank(arm: Arm) -> tuple:
-        """Best first: posterior mean, then fewer tokens, then the description nearer the task."""
-        return -arm.mean, arm.tokens_key, -arm.evidence.similarity, arm.evidence.harness_id
+    def rank(self, arm: Arm) -> tuple:
+        """Best first: value (posterior mean less the price of its tokens), then fewer tokens, then the
+        description nearer the task."""
+        return (-arm.value(self.config.token_price), arm.tokens_key, -arm.evidence.similarity,
+                arm.evidence.harness_id)

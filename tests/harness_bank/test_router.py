@@ -159,3 +159,30 @@ def test_lookahead_excess_matches_draws():
     means = (alpha + wins) / (alpha + beta + runs)
     assert abs(lookahead_excess(alpha, beta, level, runs) - np.maximum(means - level, 0).mean()) < 1e-3
     assert lookahead_excess(alpha, beta, level, 0) == max(alpha / (alpha + beta) - level, 0)
+
+
+def test_where_nothing_solves_the_cheapest_arm_runs_and_a_dearer_one_must_earn_its_tokens():
+    nothing = [arm("cheap", 4, 0.0, 200), arm("dear", 4, 0.0, 900), arm("dearest", 4, 0.0, 3000)]
+
+    def picks(config: RouterConfig, evidence: list[ArmEvidence]) -> Counter:
+        router = Router(config)
+        return Counter(router.choose(evidence, 0.05, random.Random(s), seen=40).arm.evidence.name
+                       for s in range(300))
+
+    priced, free = picks(RouterConfig(), nothing), picks(RouterConfig(token_price=0), nothing)
+    assert priced["cheap"] >= 250 and priced["dearest"] == 0  # tokens decide where reward cannot
+    assert free["cheap"] < 200  # without a price every zero arm is drawn alike
+    earns = [arm("cheap", 10, 5.0, 300), arm("dear", 10, 8.0, 900)]  # 30 points for 600 tokens: worth it
+    assert picks(RouterConfig(), earns).most_common(1)[0][0] == "dear"
+    untried = [arm("cheap", 4, 0.0, 200), arm("new", 0, 0.0, None)]  # never ran: not charged, still tried
+    assert picks(RouterConfig(unproven=1.0), untried)["new"] > 0
+
+
+def test_exploring_a_dearer_arm_must_pay_back_its_tokens_too():
+    from harness_bank.router import pays_back
+
+    arms = Router(RouterConfig()).arms([arm("best", 6, 3.0, 300), arm("same", 6, 3.0, 2300)], 0.5)
+    best, dear = arms
+    assert pays_back(dear, best, 30, 32, price=0.0)  # the same reward: exploring costs nothing
+    assert not pays_back(dear, best, 30, 32, price=0.1)  # 2,000 more tokens a task must buy 20 points
+    assert pays_back(dear, best, 3000, 32, price=0.1)  # a long stream ahead may still repay finding out

@@ -1,12 +1,13 @@
-"""Mutations that cost no meta-model call: an arm that hands the client's functions to the model's own chat
-template (`native_tools`), an arm shown its cluster's verified solutions (examples.py), and an arm whose
-solver runs with the bank's newest adapter of the solver's base model (adapters.py).
+"""Mutations that cost no meta-model call: an arm shown its cluster's verified solutions (examples.py), and an
+arm whose solver runs with the bank's newest adapter of the solver's base model (adapters.py).
 
 At the router's synthesis draw in a cluster, the arm to mutate first gets these, in this order, each once:
 a variant enters the cluster's arms only where it is not an arm there already (nor retired) and has
-something to offer on this task — functions of the client's to render, solutions to show, or an adapter it
-does not run with yet. Then the meta-model's mutations. So what the bank learned enters as arms that earn
-their traffic by reward and tokens, as any other; none replaces its parent.
+something to offer on this task — solutions to show, or an adapter it does not run with yet. Then the
+meta-model's mutations. So what the bank learned enters as arms that earn their traffic by reward and
+tokens, as any other; none replaces its parent. (An arm with the client's functions in the model's own
+chat template, `tools.client: native`, is not offered here: on BFCL it took the synthesis draws that had
+found a cluster's first solution, −4.3 points; BENCHMARKS.md.)
 """
 
 from __future__ import annotations
@@ -26,9 +27,6 @@ def free_variant(bank: HarnessBank, spec_of: Callable[[str], HarnessSpec], paren
                  base_model: str) -> tuple[HarnessSpec, str] | None:
     """The first of the parent's free variants not `taken` (the cluster's arms and retired harnesses) that has
     something to offer on `task`, and what it offers; None: none."""
-    native = native_tools(parent) if task.client_tools and parent.tools.client != "native" else None
-    if native is not None and native.id not in taken:
-        return native, "the client's functions rendered by the model's own chat template"
     if parent.prompts.examples is None and parent.solution_format is not None:
         variant = with_examples(parent)
         if variant.id not in taken and eligible(bank, spec_of, variant, task, cluster):
@@ -40,9 +38,3 @@ def free_variant(bank: HarnessBank, spec_of: Callable[[str], HarnessSpec], paren
             return variant, f"its solver with adapter {adapter.id}"
     return None
 
-
-def native_tools(spec: HarnessSpec) -> HarnessSpec:
-    """`spec` with the client's functions handed to the model's own chat template (the back-end's `tools`),
-    as the model's users serve it, in place of the signatures its system prompt describes."""
-    return spec.variant("+native", "The client's functions reach the model through its own chat template.",
-                        "native_tools", lambda data: data["tools"].update(client="native"))

@@ -133,17 +133,3 @@ def test_an_adapter_whose_row_was_altered_is_refused_and_nothing_is_written(seed
         resolve(seeded_bank, adapter.id)
     assert not adapter_dir().exists() or not any(adapter_dir().iterdir())
 
-
-def test_a_task_with_client_tools_is_offered_the_native_variant_once_and_a_task_without_never(seeded_bank):
-    from jitagent.improvement.variants import native_tools
-    from jitagent.tasks.task import ClientTool
-
-    spec_of = spec_reader(seeded_bank)
-    tool = ClientTool(name="times", description="a times b",
-                      parameters={"type": "object", "properties": {"a": {"type": "integer"}}})
-    with_tools = task(2).model_copy(update={"client_tools": [tool]})
-    found = free_variant(seeded_bank, spec_of, POT, set(), with_tools, "type:times", "scripted")
-    assert found is not None and found[0].tools.client == "native" and found[0].id == native_tools(POT).id
-    assert found[0].envelope.parent_id == POT.id and found[0].name == POT.name + "+native"
-    assert free_variant(seeded_bank, spec_of, found[0], set(), with_tools, "type:times", "scripted") is None
-    assert free_variant(seeded_bank, spec_of, POT, set(), task(2), "type:times", "scripted") is None

@@ -48,6 +48,8 @@ def floors(ledger: Ledger, arm: str, last: int | None, tolerance: float, runs: i
     """Per type, the arm over the last `last` stream positions (None: all) against the cheapest harness."""
     baseline = best_fixed(ledger)
     streamed = [r for r in ledger.units.values() if r.get("order") is not None]
+    if not streamed:
+        return []
     end = max(r["order"] for r in streamed) + 1
     window = [r for r in streamed if last is None or r["order"] >= end - last]
     result = []
@@ -68,6 +70,8 @@ def floors(ledger: Ledger, arm: str, last: int | None, tolerance: float, runs: i
 
 def report(rows: list[TypeFloor], arm: str) -> str:
     tasks = sum(r.tasks for r in rows)
+    if not tasks:
+        return f"no stream task of {arm} to read"
 
     def weighted(field: str) -> float:
         return sum(getattr(r, field) * r.tasks for r in rows) / tasks

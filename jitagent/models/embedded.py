@@ -136,16 +136,21 @@ class EmbeddedModel:
 def render_with_template(llm, messages: list[dict], tools: list[dict]) -> str:
     """The prompt as the GGUF's own chat template renders `messages` with `tools` (OpenAI's shape), as
     llama.cpp's server does for a request with tools; an assistant message at the end is a prefill, left
-    open. ModelError where the GGUF carries no template."""
+    open. ModelError where the GGUF carries no template, or its template refuses the messages (templates
+    raise on roles they do not take)."""
+    import jinja2
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
     template = llm.metadata.get("tokenizer.chat_template")
     if not template:
         raise ModelError("this GGUF carries no chat template to render tools with")
     prefill = messages[-1]["content"] if messages and messages[-1]["role"] == "assistant" else None
-    render = Jinja2ChatFormatter(template, eos_token=_special(llm, "tokenizer.ggml.eos_token_id"),
-                                 bos_token=_special(llm, "tokenizer.ggml.bos_token_id"))
-    prompt = render(messages=messages[:-1] if prefill is not None else messages, tools=tools).prompt
+    try:
+        render = Jinja2ChatFormatter(template, eos_token=_special(llm, "tokenizer.ggml.eos_token_id"),
+                                     bos_token=_special(llm, "tokenizer.ggml.bos_token_id"))
+        prompt = render(messages=messages[:-1] if prefill is not None else messages, tools=tools).prompt
+    except (ValueError, TypeError, jinja2.TemplateError) as exc:
+        raise ModelError(f"the GGUF's chat template refused the messages: {exc}") from None
     return prompt + (prefill or "")
 
 

@@ -184,7 +184,9 @@ class Runtime:
         messages = (prompts.system_messages(run.spec.prompts, fields, run.examples)
                     + await run.memory.view(run, talk))
         forced = run.task.forced_calls  # tool_choice: the reply is a call, decoded under the tools' schemas
-        native = run.spec.tools.client == "native" and bool(run.task.client_tools)
+        # a forced call is decoded under the tools' schemas, so they are described: a server given tools and
+        # a schema at once answers with `tool_calls`, not the schema's JSON
+        native = run.spec.tools.client == "native" and bool(run.task.client_tools) and not forced
         if run.task.client_tools and not native:  # several at once: the client takes them, no grammar forbids
             several = run.task.parallel_calls and not forced
             messages[0]["content"] += "\n" + run.prompts.text(

@@ -34,3 +34,10 @@ def test_the_floor_is_the_cheapest_harness_at_the_arms_reward_and_never_above_th
     assert "12 tasks: jit 700 tokens a task" in text and "the floor at the same reward per type 400" in text
     last = token_floor.floors(Ledger(tmp_path / "results.jsonl"), "jit", 6, 0.02, 5)
     assert [f.type for f in last] == ["b"]  # the last 6 positions hold type b only
+
+
+def test_a_run_without_stream_positions_says_so(token_floor, tmp_path):
+    row = unit("jit", 0, "a", 1.0, "h", 10) | {"order": None}
+    (tmp_path / "results.jsonl").write_text(json.dumps(row) + "\n")
+    assert token_floor.floors(Ledger(tmp_path / "results.jsonl"), "jit", None, 0.02, 5) == []
+    assert token_floor.report([], "jit") == "no stream task of jit to read"

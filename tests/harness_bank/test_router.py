@@ -169,13 +169,13 @@ def test_where_nothing_solves_the_cheapest_arm_runs_and_a_dearer_one_must_earn_i
         return Counter(router.choose(evidence, 0.05, random.Random(s), seen=40).arm.evidence.name
                        for s in range(300))
 
-    priced, free = picks(RouterConfig(), nothing), picks(RouterConfig(token_price=0), nothing)
+    priced, free = picks(RouterConfig(token_price=0.1), nothing), picks(RouterConfig(), nothing)
     assert priced["cheap"] >= 250 and priced["dearest"] == 0  # tokens decide where reward cannot
     assert free["cheap"] < 200  # without a price every zero arm is drawn alike
     earns = [arm("cheap", 10, 5.0, 300), arm("dear", 10, 8.0, 900)]  # 30 points for 600 tokens: worth it
-    assert picks(RouterConfig(), earns).most_common(1)[0][0] == "dear"
+    assert picks(RouterConfig(token_price=0.1), earns).most_common(1)[0][0] == "dear"
     untried = [arm("cheap", 4, 0.0, 200), arm("new", 0, 0.0, None)]  # never ran: not charged, still tried
-    assert picks(RouterConfig(unproven=1.0), untried)["new"] > 0
+    assert picks(RouterConfig(token_price=0.1, unproven=1.0), untried)["new"] > 0
 
 
 def test_exploring_a_dearer_arm_must_pay_back_its_tokens_too():

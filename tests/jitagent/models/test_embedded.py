@@ -81,3 +81,14 @@ def test_tools_are_rendered_by_the_ggufs_own_chat_template_and_the_model_calls_o
     assert [(c.tool, c.args) for c in read(g.text, [weather])] == [("get_weather", {"city": "Paris"})]
     without = asyncio.run(model.complete(messages, max_tokens=60))
     assert without.usage.prompt_tokens < g.usage.prompt_tokens  # the template's tool section is not there
+
+
+def test_a_template_that_refuses_the_messages_is_a_model_error_not_a_crash():
+    from jitagent.models.base import ModelError
+    from jitagent.models.embedded import render_with_template
+
+    class Refusing:
+        metadata = {"tokenizer.chat_template": "{{ raise_exception('System role not supported') }}"}
+
+    with pytest.raises(ModelError, match="refused the messages: System role not supported"):
+        render_with_template(Refusing(), [{"role": "system", "content": "x"}], [{"type": "function"}])

@@ -234,3 +234,9 @@ def test_a_native_harness_hands_the_functions_to_the_models_own_template_not_its
     assert model.calls[0]["tools"] is None and described.client_calls == result.client_calls
     plain, model = run(Task(id="t", prompt="2+3?"), ["Final answer: 5"], seed="direct")
     assert model.calls[0]["tools"] is None  # no functions of the client's: nothing to render
+    forced = Task(id="t", prompt=ASK, client_tools=[TOTAL], tool_choice="get_order_total")
+    model = ScriptedModel(['{"tool": "get_order_total", "args": {"order_id": "A-1001"}}'])
+    asyncio.run(Runtime(model).run(native, forced))
+    sent = model.calls[0]  # decoded under the schema, the functions described: never tools and a schema
+    assert sent["tools"] is None and sent["json_schema"]
+    assert "get_order_total" in sent["messages"][0]["content"]

@@ -77,7 +77,7 @@ class RouterConfig(BaseModel):
                                   "exploring must pay back; None: as many as it has seen")
     lookahead: int = Field(32, ge=1, le=256, description="the most runs of an arm an exploration may take "
                            "to pay back")
-    # 0 by default: at 0.1 a 600-task stream kept its tokens (+1%) and lost 1.3 points (BENCHMARKS.md)
+    # 0 by default: at 0.1 a 600-task stream saved 1.4% of its tokens and lost 1.0 point (BENCHMARKS.md)
     token_price: float = Field(0.0, ge=0, le=10, allow_inf_nan=False, description="reward 1,000 tokens a "
                                "task are worth: an arm's value is its mean reward less this price of its "
                                "tokens (0: tokens only break ties)")

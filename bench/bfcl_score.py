@@ -178,8 +178,8 @@ def _against_before(rows: dict[str, dict[int, dict]], earlier: dict[str, dict[in
              "both runs finished with the same entry (BFCL accuracy, points, bootstrap 95%), and on those "
              "where neither run's unit ran out of budget (a run's budget-exhausted units may be the "
              "machine's, not the code's):", "",
-             "| arm | entries | earlier | now | now − earlier | entries in budget | now − earlier, in budget"
-             " |",
+             "| arm | entries | earlier | now | now − earlier | entries in budget "
+             "| now − earlier, in budget |",
              "|---|---|---|---|---|---|---|"]
     for arm in (a for a in rows if a in earlier):
         orders = [k for k, row in rows[arm].items()

@@ -22,12 +22,12 @@ Exploration is spent only where the rest of the stream can pay it back. A cluste
 as many tasks again as it has seen (`horizon`, unless configured). Another arm drawn runs only if
 some number of runs m of it (up to `lookahead`) pays for itself: what m runs can teach — over the
 horizon left after them, the expected excess of its value after m more outcomes over the best arm's
-value, (h − m) · E[max(μ_m − c − v_best, 0)] — at least covers what the m runs are expected to lose, m ·
-(v_best − (μ − c)), where c is the arm's price and v an arm's mean less its price; else the best arm
-runs. Counting the runs it takes to learn (the knowledge gradient
-over m steps) is what keeps an arm that only a lucky streak could lift above the best from being
-explored. A variant is written only from a parent that has failed in the cluster (a mutation reads
-its failures; a parent that has not failed there sits at the ceiling, with nothing to fix).
+value, (h − m) · E[max(μ_m − c − v_best, 0)] — at least covers what the m runs are expected to
+lose, m · (v_best − (μ − c)), where c is the arm's price and v an arm's mean less its price; else the
+best arm runs. Counting the runs it takes to learn (the knowledge gradient over m steps) is what keeps
+an arm that only a lucky streak could lift above the best from being explored. A variant is written
+only from a parent that has failed in the cluster (a mutation reads its failures; a parent that has not
+failed there sits at the ceiling, with nothing to fix).
 
 All the arithmetic of that model is here: the similarity-weighted record on the nearest past tasks,
 the base rate, the shrinkage, the posterior. The bank only gathers the facts (its retrieval ranks

@@ -63,13 +63,13 @@ def test_a_long_prefill_is_cut_at_the_deadline_and_the_context_still_answers():
 
 def test_tools_are_rendered_by_the_ggufs_own_chat_template_and_the_model_calls_one():
     from jitagent.models.embedded import _load, render_with_template
-    from jitagent.runtime.client_calls import read
+    from jitagent.runtime.client_calls import openai_tools, read
     from jitagent.tasks.task import ClientTool
 
     weather = ClientTool(name="get_weather", description="The weather in a city.",
                          parameters={"type": "object", "properties": {"city": {"type": "string"}},
                                      "required": ["city"]})
-    tools = [{"type": "function", "function": weather.model_dump(exclude_none=True)}]
+    tools = openai_tools([weather])
     messages = [{"role": "system", "content": "You are careful."},
                 {"role": "user", "content": "What is the weather in Paris?"}]
     model = load_model("qwen2.5-coder-0.5b")

@@ -37,4 +37,3 @@ def free_variant(bank: HarnessBank, spec_of: Callable[[str], HarnessSpec], paren
         if adapter is not None and (variant := adapter_variant(parent, adapter)).id not in taken:
             return variant, f"its solver with adapter {adapter.id}"
     return None
-

@@ -132,4 +132,3 @@ def test_an_adapter_whose_row_was_altered_is_refused_and_nothing_is_written(seed
     with pytest.raises(AdapterUnavailable, match=said):
         resolve(seeded_bank, adapter.id)
     assert not adapter_dir().exists() or not any(adapter_dir().iterdir())
-

@@ -7,7 +7,7 @@ something to offer on this task — solutions to show, or an adapter it does not
 meta-model's mutations. So what the bank learned enters as arms that earn their traffic by reward and
 tokens, as any other; none replaces its parent. (An arm with the client's functions in the model's own
 chat template, `tools.client: native`, is not offered here: on BFCL it took the synthesis draws that had
-found a cluster's first solution, −4.3 points; BENCHMARKS.md.)
+found a cluster's first solution, −3.1 points; BENCHMARKS.md.)
 """
 
 from __future__ import annotations

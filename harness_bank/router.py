@@ -27,7 +27,9 @@ lose, m · (v_best − (μ − c)), where c is the arm's price and v an arm's me
 best arm runs. Counting the runs it takes to learn (the knowledge gradient over m steps) is what keeps
 an arm that only a lucky streak could lift above the best from being explored. A variant is written
 only from a parent that has failed in the cluster (a mutation reads its failures; a parent that has not
-failed there sits at the ceiling, with nothing to fix).
+failed there sits at the ceiling, with nothing to fix). A barren cluster — `barren_runs` runs that together
+earned less than half a success — stops drawing among its arms and runs the cheapest that ran there: the
+synthesis share goes on looking, and a success anywhere in it ends the rule.
 
 All the arithmetic of that model is here: the similarity-weighted record on the nearest past tasks,
 the base rate, the shrinkage, the posterior. The bank only gathers the facts (its retrieval ranks
@@ -81,6 +83,9 @@ class RouterConfig(BaseModel):
     token_price: float = Field(0.0, ge=0, le=10, allow_inf_nan=False, description="reward 1,000 tokens a "
                                "task are worth: an arm's value is its mean reward less this price of its "
                                "tokens (0: tokens only break ties)")
+    barren_runs: int = Field(12, ge=0, le=10_000, description="runs in a cluster that together earned less "
+                             "than half a success, after which drawing among its arms stops and the "
+                             "cheapest runs (the synthesis share stays, and a success ends it); 0: never")
 
 
 UNKNOWN_BASE = 0.5  # the base reward where nothing at all is known
@@ -249,6 +254,10 @@ class Router:
                                    "runs meanwhile", write_code=True)
             return RouteChoice("synthesized", parent, best, arms,
                                f"synthesis share {share:.2f} at evidence {weight:.1f}")
+        if (cheapest := self.barren(arms)) is not None:
+            return RouteChoice("exploit", cheapest, best, arms,
+                               f"{cheapest.evidence.name}, the cheapest arm: a barren cluster (no success "
+                               f"in {sum(a.evidence.runs for a in arms)} runs)")
         price = self.config.token_price
         draws = [(rng.betavariate(a.alpha, a.beta) - a.charge(price), a) for a in arms]
         top = max(d for d, _ in draws)
@@ -265,6 +274,18 @@ class Router:
         return RouteChoice(route, arm, best, arms,
                            f"Thompson draw {top:.2f}: {arm.evidence.name} (posterior mean "
                                                    f"{arm.mean:.2f}, {arm.evidence.runs} run(s) here)")
+
+    def barren(self, arms: list[Arm]) -> Arm | None:
+        """The cheapest arm that ran here, where the cluster's runs have earned nothing. After 12 runs without
+        a success, Jeffreys' 95% bound on the cluster's pooled success chance is below 0.15: priors carried
+        from other clusters no longer say what an arm is worth here, and another draw only spends tokens.
+        New variants (the synthesis share) go on looking, and one success ends it."""
+        runs = sum(a.evidence.runs for a in arms)
+        if not self.config.barren_runs or runs < self.config.barren_runs \
+                or sum(a.evidence.reward_sum for a in arms) >= 0.5:
+            return None
+        ran = [a for a in arms if a.evidence.runs and a.evidence.mean_tokens is not None]
+        return min(ran, key=lambda a: (a.tokens_key, a.evidence.harness_id), default=None)
 
     def rank(self, arm: Arm) -> tuple:
         """Best first: value (posterior mean less the price of its tokens), then fewer tokens, then the

@@ -169,13 +169,37 @@ def test_where_nothing_solves_the_cheapest_arm_runs_and_a_dearer_one_must_earn_i
         return Counter(router.choose(evidence, 0.05, random.Random(s), seen=40).arm.evidence.name
                        for s in range(300))
 
-    priced, free = picks(RouterConfig(token_price=0.1), nothing), picks(RouterConfig(), nothing)
+    priced = picks(RouterConfig(token_price=0.1, barren_runs=0), nothing)
+    free = picks(RouterConfig(barren_runs=0), nothing)
     assert priced["cheap"] >= 250 and priced["dearest"] == 0  # tokens decide where reward cannot
     assert free["cheap"] < 200  # without a price every zero arm is drawn alike
     earns = [arm("cheap", 10, 5.0, 300), arm("dear", 10, 8.0, 900)]  # 30 points for 600 tokens: worth it
     assert picks(RouterConfig(token_price=0.1), earns).most_common(1)[0][0] == "dear"
     untried = [arm("cheap", 4, 0.0, 200), arm("new", 0, 0.0, None)]  # never ran: not charged, still tried
     assert picks(RouterConfig(token_price=0.1, unproven=1.0), untried)["new"] > 0
+
+
+def test_a_barren_cluster_runs_its_cheapest_arm_until_a_success():
+    router = Router(RouterConfig())  # barren after 12 runs that earned less than half a success
+    untried = arm("reference", 0, 0.0, None)
+    untried = ArmEvidence(**{**untried.__dict__, "global_runs": 50, "global_reward": 0.9})
+    barren = [arm("cheap", 4, 0.01, 200), arm("dear", 8, 0.3, 900), untried]
+
+    def routes(evidence: list[ArmEvidence], config: RouterConfig | None = None) -> Counter:
+        chosen = Counter()
+        for s in range(300):
+            choice = (Router(config) if config else router).choose(evidence, 0.05, random.Random(s), seen=40)
+            chosen[choice.arm.evidence.name if choice.route != "synthesized" else "synthesized"] += 1
+        return chosen
+
+    picks = routes(barren)
+    assert set(picks) == {"cheap", "synthesized"} and picks["synthesized"] >= 5  # variants still looked for
+    said = {router.choose(barren, 0.05, random.Random(s), seen=40).reason for s in range(20)}
+    assert "cheap, the cheapest arm: a barren cluster (no success in 12 runs)" in said
+    assert routes(barren[:1] + [arm("dear", 7, 0.3, 900), untried])["reference"] > 0  # 11 runs: not yet
+    one_success = [arm("cheap", 4, 0.0, 200), arm("dear", 8, 1.0, 900), untried]
+    assert routes(one_success)["cheap"] < 250  # a success ends it
+    assert routes(barren, RouterConfig(barren_runs=0))["reference"] > 0  # 0: the rule is off
 
 
 def test_exploring_a_dearer_arm_must_pay_back_its_tokens_too():

@@ -29,7 +29,7 @@ an arm that only a lucky streak could lift above the best from being explored. A
 only from a parent that has failed in the cluster (a mutation reads its failures; a parent that has not
 failed there sits at the ceiling, with nothing to fix). A barren cluster — `barren_runs` runs that together
 earned less than half a success — stops drawing among its arms and runs the cheapest that ran there: the
-synthesis share goes on looking, and a success anywhere in it ends the rule.
+synthesis share goes on looking, and reward that adds up to half a success ends the rule.
 
 All the arithmetic of that model is here: the similarity-weighted record on the nearest past tasks,
 the base rate, the shrinkage, the posterior. The bank only gathers the facts (its retrieval ranks
@@ -85,7 +85,7 @@ class RouterConfig(BaseModel):
                                "tokens (0: tokens only break ties)")
     barren_runs: int = Field(12, ge=0, le=10_000, description="runs in a cluster that together earned less "
                              "than half a success, after which drawing among its arms stops and the "
-                             "cheapest runs (the synthesis share stays, and a success ends it); 0: never")
+                             "cheapest runs (the synthesis share stays; half a success ends it); 0: never")
 
 
 UNKNOWN_BASE = 0.5  # the base reward where nothing at all is known
@@ -255,9 +255,9 @@ class Router:
             return RouteChoice("synthesized", parent, best, arms,
                                f"synthesis share {share:.2f} at evidence {weight:.1f}")
         if (cheapest := self.barren(arms)) is not None:
-            return RouteChoice("exploit", cheapest, best, arms,
-                               f"{cheapest.evidence.name}, the cheapest arm: a barren cluster (no success "
-                               f"in {sum(a.evidence.runs for a in arms)} runs)")
+            runs = sum(a.evidence.runs for a in arms)
+            return RouteChoice("exploit", cheapest, best, arms, f"{cheapest.evidence.name}, the cheapest "
+                               f"arm: a barren cluster (less than half a success in {runs} runs)")
         price = self.config.token_price
         draws = [(rng.betavariate(a.alpha, a.beta) - a.charge(price), a) for a in arms]
         top = max(d for d, _ in draws)
@@ -276,10 +276,12 @@ class Router:
                                                    f"{arm.mean:.2f}, {arm.evidence.runs} run(s) here)")
 
     def barren(self, arms: list[Arm]) -> Arm | None:
-        """The cheapest arm that ran here, where the cluster's runs have earned nothing. After 12 runs without
-        a success, Jeffreys' 95% bound on the cluster's pooled success chance is below 0.15: priors carried
-        from other clusters no longer say what an arm is worth here, and another draw only spends tokens.
-        New variants (the synthesis share) go on looking, and one success ends it."""
+        """The cheapest arm that ran here (of known tokens; None: no such arm) where the cluster is barren:
+        `barren_runs` runs that together earned less than half a success. At 12, Jeffreys' one-sided 95%
+        bound on the cluster's pooled success chance is below 0.15: the priors an arm brought from other
+        clusters no longer say what it is worth here, and another draw only spends tokens. In a cluster this
+        poor reward cannot rank its arms, so tokens do. New variants (the synthesis share) go on looking,
+        and reward that adds up to half a success ends it."""
         runs = sum(a.evidence.runs for a in arms)
         if not self.config.barren_runs or runs < self.config.barren_runs \
                 or sum(a.evidence.reward_sum for a in arms) >= 0.5:

@@ -2,7 +2,7 @@
 difference (new − old, bootstrap 95% interval), tokens a task (unknown counts left out and said), routes,
 and the rewards of the synthesized units. For a rule checked by rerunning a stream (`stream_rerun.py`).
 
-Usage: python bench/pair_streams.py NEW_RUN OLD_RUN [--arm jit_examples]
+Usage: python bench/pair_streams.py NEW_RUN OLD_RUN [--arm jit_examples] [--last K]
 """
 
 from __future__ import annotations
@@ -28,6 +28,14 @@ def reading(units: list[dict]) -> str:
             f"synthesized: {synthesized}")
 
 
+def last(units: list[dict], tasks: int | None) -> list[dict]:
+    """The units of the stream's last `tasks` tasks (None: all)."""
+    if not tasks or not units:
+        return units
+    end = max(u["order"] for u in units)
+    return [u for u in units if u["order"] > end - tasks]
+
+
 def same_choices(new: list[dict], old: list[dict]) -> int:
     """How many tasks ran the same harness by the same route in both streams."""
     before = {u["task_id"]: (u["harness"], u["route"]) for u in old}
@@ -40,8 +48,9 @@ def main() -> None:
     parser.add_argument("new", type=Path)
     parser.add_argument("old", type=Path)
     parser.add_argument("--arm", default="jit_examples", choices=STREAM_ARMS)
+    parser.add_argument("--last", type=int, help="only the stream's last K tasks (by order)")
     args = parser.parse_args()
-    runs = {name: Ledger(path / "results.jsonl").rows(args.arm) for name, path in
+    runs = {name: last(Ledger(path / "results.jsonl").rows(args.arm), args.last) for name, path in
             (("new", args.new), ("old", args.old))}
     for name, units in runs.items():
         if not units:

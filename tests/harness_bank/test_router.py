@@ -3,6 +3,7 @@ from the nearest past tasks (real bank)."""
 
 import random
 from collections import Counter
+from dataclasses import replace
 
 from harness_bank import Outcome
 from harness_bank.router import ArmEvidence, Router, RouterConfig
@@ -181,8 +182,7 @@ def test_where_nothing_solves_the_cheapest_arm_runs_and_a_dearer_one_must_earn_i
 
 def test_a_barren_cluster_runs_its_cheapest_arm_until_a_success():
     router = Router(RouterConfig())  # barren after 12 runs that earned less than half a success
-    untried = arm("reference", 0, 0.0, None)
-    untried = ArmEvidence(**{**untried.__dict__, "global_runs": 50, "global_reward": 0.9})
+    untried = replace(arm("reference", 0, 0.0, None), global_runs=50, global_reward=0.9)
     barren = [arm("cheap", 4, 0.01, 200), arm("dear", 8, 0.3, 900), untried]
 
     def routes(evidence: list[ArmEvidence], config: RouterConfig | None = None) -> Counter:

@@ -6,8 +6,8 @@ its parts: `IndexSync` (index_sync.py) keeps the faiss index in step with the ve
 (incumbency.py) admits by the `AdmissionPolicy` (admission.py), logs decisions and rolls back, and
 `Workshop` (workshop.py) keeps each cluster's labelled tasks and the attempts to write code for it,
 reached through the calls the facade inherits from `WorkshopFacade`; `Adapters` (adapters.py) keeps the
-solver's trained adapters, reached through `AdapterFacade`'s; `Catalog` (pools.py) reads the harnesses a
-pool may read.
+solver's trained adapters, reached through `AdapterFacade`'s; `PracticeLog` (practice.py) keeps the tries
+made on failed tasks, through `PracticeFacade`'s; `Catalog` (pools.py) reads the harnesses a pool may read.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from harness_bank.index import VectorIndex
 from harness_bank.index_sync import IndexSync
 from harness_bank.pools import Catalog, pool_of
 from harness_bank.pools import prefix as pool_prefix
+from harness_bank.practice import PracticeFacade, PracticeLog
 from harness_bank.records import (
     ArmEvidence,
     BankError,
@@ -43,7 +44,7 @@ from harness_bank.store_factory import open_store
 from harness_bank.workshop import Workshop, WorkshopFacade
 
 
-class HarnessBank(WorkshopFacade, AdapterFacade):
+class HarnessBank(WorkshopFacade, AdapterFacade, PracticeFacade):
     """`HarnessBank(path)` opens (or creates) `path` (SQLite) and `path.faiss` beside it;
     `HarnessBank("postgresql://...")` opens a bank that replicas share, with this replica's faiss
     index at `index_path` (default: in memory, built on open). The index follows the database's
@@ -67,6 +68,7 @@ class HarnessBank(WorkshopFacade, AdapterFacade):
         self.incumbency = Incumbency(self.store)
         self.workshop = Workshop(self.store)
         self.adapters = Adapters(self.store)
+        self.practice = PracticeLog(self.store)
         self.catalog = Catalog(self.store)
 
     @property
@@ -290,9 +292,12 @@ class HarnessBank(WorkshopFacade, AdapterFacade):
 
     def solutions(self, cluster: str | None, min_reward: float, limit: int | None,
                   pool: str = "") -> list[Solution]:
-        """Runs of a cluster (None: all of `pool`'s) that left their turns, reward ≥ `min_reward`, newest
-        first."""
-        return self.retrieval.solutions(cluster, min_reward, limit, pool)
+        """Runs of a cluster (None: all of `pool`'s) that left their turns, reward ≥ `min_reward`, and the
+        practice's kept tries (practice.py), newest first."""
+        found = (self.retrieval.solutions(cluster, min_reward, limit, pool)
+                 + self.practice.solutions(cluster, min_reward, limit, pool))
+        found.sort(key=lambda s: s.created_at, reverse=True)
+        return found if limit is None else found[:limit]
 
     def failures(self, cluster: str, harness_id: str, limit: int = 3, besides: str = "") -> list[dict]:
         """A harness's recent shortfalls in a cluster, for a meta-model's prompt (see Retrieval.failures)."""

@@ -109,6 +109,19 @@ route TEXT NOT NULL,
     CREATE INDEX toolmaking_harness ON toolmaking(harness_id);
     ALTER TABLE outcomes ADD COLUMN evidence TEXT;
     """,
+    # 10: practice, the tries made in the background on a task its client reported failed: never outcomes
+    # (routing does not read them); the verified ones are their cluster's solutions (practice.py)
+    """
+    CREATE TABLE practice (
+        id {serial}, run_id TEXT NOT NULL REFERENCES runs(id),
+        harness_id TEXT NOT NULL REFERENCES harnesses(id), cluster TEXT NOT NULL, task_id TEXT NOT NULL,
+        task_text TEXT NOT NULL, reward {real} CHECK (reward IS NULL OR (reward >= 0 AND reward <= 1)),
+        verdict TEXT NOT NULL, evidence TEXT NOT NULL,
+        solution TEXT, prompt_tokens INTEGER, completion_tokens INTEGER, wall_s {real} NOT NULL,
+        vector {blob} NOT NULL, created_at {real} NOT NULL);
+    CREATE INDEX practice_cluster ON practice(cluster, reward);
+    CREATE INDEX practice_run ON practice(run_id);
+    """,
 ]
 
 

@@ -71,7 +71,7 @@ class RunRecord:
 class Solution:
     """A verified run's turns, as the cluster's later tasks may be shown them, with its task's embedding."""
 
-    outcome_id: int
+    outcome_id: int | None  # None: a kept practice try (harness_bank.practice), named by its `run_id`
     run_id: str | None
     harness_id: str
     cluster: str | None
@@ -82,6 +82,7 @@ class Solution:
     vector: np.ndarray
     verdict: str = ""  # the verifier's (or the report's) word on the run
     evidence: str | None = None  # what admitted it (Outcome.evidence)
+    created_at: float = 0.0
 
 
 @dataclass(kw_only=True)

@@ -148,15 +148,15 @@ class Retrieval:
         params = (min_reward, *params) + (() if cluster is None else (cluster,))
         rows = self.store.query(
             "SELECT o.id, o.run_id, o.harness_id, o.cluster, o.task_id, o.task_text, o.solution, o.reward, "
-            "o.verdict, o.evidence, v.vector "
+            "o.verdict, o.evidence, o.created_at, v.vector "
             "FROM outcomes o JOIN vectors v ON v.kind = 'experience' AND v.ref = CAST(o.id AS TEXT) "
             f"WHERE {where} ORDER BY o.id DESC" + ("" if limit is None else " LIMIT ?"),
             params + (() if limit is None else (limit,)))
         return [Solution(outcome_id=r["id"], run_id=r["run_id"], harness_id=r["harness_id"],
                          cluster=r["cluster"], task_id=r["task_id"], task_text=r["task_text"],
                          turns=json.loads(r["solution"]), reward=r["reward"], verdict=r["verdict"],
-                         evidence=r["evidence"], vector=np.frombuffer(r["vector"], dtype=np.float32))
-                for r in rows]
+                         evidence=r["evidence"], vector=np.frombuffer(r["vector"], dtype=np.float32),
+                         created_at=r["created_at"]) for r in rows]
 
     def forget_descriptions(self) -> None:
         with self._cache_lock:

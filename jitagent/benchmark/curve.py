@@ -75,7 +75,15 @@ def summary(units: list[dict]) -> dict:
 
 def trainings(out: Path) -> list[dict]:
     """The adapter trainings a stream paused for (`training.jsonl`), in order."""
-    path = out / "training.jsonl"
+    return jsonl(out / "training.jsonl")
+
+
+def practices(out: Path) -> list[dict]:
+    """The practice a stream paused for (`practice.jsonl`), one line per failed task tried again."""
+    return jsonl(out / "practice.jsonl")
+
+
+def jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 

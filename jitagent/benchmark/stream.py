@@ -13,7 +13,9 @@ Resumable mid-stream: units are appended to `results.jsonl` as they finish and e
 `<arm>-stream.db`, so a stream stopped at task k goes on from k with its bank as it was. With
 `retrain_every`, the solver's adapter is trained again on the stream's verified runs every M of them
 (`improvement.retrain`) and the stream pauses while it trains (as if training ran on another machine); the
-training's wall time is counted apart in `training.jsonl`.
+training's wall time is counted apart in `training.jsonl`. With `practice`, a failure the client reports
+comes with its check, and the server tries the task again with that many other arms (`improvement.practice`)
+while the stream waits; each task's tries, kept solutions, tokens and wall time are in `practice.jsonl`.
 """
 
 from __future__ import annotations
@@ -23,18 +25,20 @@ import json
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from harness_bank.bank import copy_bank
 from jitagent.benchmark.arms import BARE, STREAMED_ARMS, WARMED_ARMS
 from jitagent.benchmark.bare import BareModel
 from jitagent.benchmark.checking import scored
-from jitagent.benchmark.curve import curve_report, trainings
+from jitagent.benchmark.curve import curve_report, practices, trainings
 from jitagent.benchmark.ledger import unit_row
 from jitagent.benchmark.progress import Lines, progress_bar
 from jitagent.benchmark.report import markdown
 from jitagent.benchmark.runner import Bench, BenchConfig
 from jitagent.benchmark.stats import summarize
 from jitagent.config.paths import shared
+from jitagent.improvement.practice import PracticeConfig
 from jitagent.improvement.retrain import RetrainConfig
 from jitagent.models.base import ModelClient
 from jitagent.models.embedded import EmbeddedModel
@@ -55,6 +59,7 @@ class StreamConfig:
     window: int = 100  # tasks per point of the curve
     retrain_every: int = 0  # verified runs between two adapter trainings (0: never)
     untyped: bool = False  # the JIT arms get no task type, as most clients send: clusters come from the text
+    practice: int = 0  # arms tried again on a failed task, its check handed with the report (0: never)
 
 
 class Stream:
@@ -94,7 +99,8 @@ class Stream:
             if start is not None:
                 copy_bank(start, path)
         retrain = RetrainConfig(every=self.config.retrain_every)
-        return self.bench.stream_pipeline(path, config=PipelineConfig(retrain=retrain))
+        practice = PracticeConfig(tries=self.config.practice, budget_s=self.bench.config.budget_s)
+        return self.bench.stream_pipeline(path, config=PipelineConfig(retrain=retrain, practice=practice))
 
     async def _fixed(self, name: str, task: Task, order: int) -> dict | None:
         arm = f"fixed:{name}"
@@ -122,8 +128,25 @@ class Stream:
             return None
         row = await self.bench._solve(pipeline, arm, task, 0, order, Reporting(task, self.config.untyped))
         self.bench.ledger.add(row)
+        await self._practice(arm, pipeline, order)
         await self._train_if_due(arm, pipeline, order)
         return row
+
+    async def _practice(self, arm: str, pipeline: JitPipeline, order: int) -> None:
+        """Where the last report started practice on the task, the stream waits for it; what it tried,
+        kept and cost goes to `practice.jsonl`."""
+        job = pipeline.practice.job
+        if job is None or job.done():
+            return
+        before = pipeline.bank.practice_tally()
+        await pipeline.practice.settle()
+        after = pipeline.bank.practice_tally()
+        tokens = None if after.tokens is None or before.tokens is None else after.tokens - before.tokens
+        with (self.bench.config.out / "practice.jsonl").open("a") as f:
+            f.write(json.dumps({"arm": arm, "order": order, "tries": after.tries - before.tries,
+                                "kept": after.kept - before.kept, "tokens": tokens,
+                                "wall_s": round(after.wall_s - before.wall_s, 1)}) + "\n")
+        shared(self.bench.config.out / "practice.jsonl")
 
     async def _train_if_due(self, arm: str, pipeline: JitPipeline, order: int) -> None:
         """Where the last report started the adapter's training, the stream waits for it; its wall time is
@@ -159,9 +182,23 @@ class Stream:
             text += (f"\n\nAdapter trainings (the stream paused while each ran): {len(jobs)}, "
                      f"{sum(j['wall_s'] for j in jobs) / 60:.1f} min in all, after tasks "
                      + ", ".join(str(j["after"] + 1) for j in jobs) + ".")
+        text += practice_account(out)
         (out / "report.md").write_text(text + "\n")
         shared(out / "report.md")
         return text
+
+
+def practice_account(out: Path) -> str:
+    """What practice tried, kept and cost, per JIT arm ("" where none ran)."""
+    text, jobs = "", practices(out)
+    for arm in sorted({p["arm"] for p in jobs}):
+        mine = [p for p in jobs if p["arm"] == arm]
+        tokens = [p["tokens"] for p in mine]
+        spent = "unknown tokens" if None in tokens else f"{sum(tokens):,} tokens"
+        text += (f"\n\nPractice of {arm} (the stream paused while it ran): {len(mine)} failed tasks tried "
+                 f"again, {sum(p['tries'] for p in mine)} tries, {sum(p['kept'] for p in mine)} kept as "
+                 f"solutions; {spent}, {sum(p['wall_s'] for p in mine) / 60:.1f} min.")
+    return text
 
 
 def run_stream(config: BenchConfig, stream: StreamConfig, solver: ModelClient, meta: ModelClient,
@@ -187,9 +224,12 @@ class Reporting:
                                     | ({"type": None} if self.untyped else {}))
 
     async def answered(self, pipeline: JitPipeline, result: SolveResult, exhausted: bool) -> RunResult:
+        """The answer checked and its reward reported, with the check (the server may practise a failure
+        with it, never to answer again)."""
         run = await scored(self.task, result.run)
         if run.reward is not None and (run.error is None or exhausted):  # out of budget: a real 0
-            await pipeline.report_outcome(Report(run.reward, run.verdict), run_id=result.run_id)
+            await pipeline.report_outcome(Report(run.reward, run.verdict), run_id=result.run_id,
+                                          check=self.task.verifier)
         return run
 
 

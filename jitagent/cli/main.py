@@ -196,7 +196,7 @@ def cmd_bench(args) -> int:
         from jitagent.benchmark.stream import StreamConfig, run_stream
 
         stream = StreamConfig(per_family=args.stream, seed=args.stream_seed, window=args.window,
-                              retrain_every=args.retrain_every, untyped=args.untyped)
+                              retrain_every=args.retrain_every, untyped=args.untyped, practice=args.practice)
         print(run_stream(config, stream, solver, meta, command, args.report_only))
     else:
         print(run_bench(config, solver, meta, command, writer, args.report_only))
@@ -319,6 +319,9 @@ def _add_bench(sub) -> None:
     p.add_argument("--untyped", action="store_true",
                    help="with --stream: the JIT arms get no task type (clusters from the text, as most "
                    "clients send); the report still reads the families")
+    p.add_argument("--practice", type=SEED, default=0,
+                   help="with --stream: on a failure reported with its check, the server tries the task "
+                   "again with up to N other arms of its cluster, the stream paused meanwhile (default: 0)")
     p.add_argument("--retrain-every", type=SEED, default=0,
                    help="with --stream: train the solver's adapter again every N verified runs of a JIT arm, "
                    "the stream paused meanwhile (default: 0, never)")

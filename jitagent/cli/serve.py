@@ -45,6 +45,7 @@ def server_config(args):
     setting made from one of its fields by that field's name."""
     from jitagent.config.paths import data_dir
     from jitagent.doors.server import ServerConfig
+    from jitagent.improvement.practice import PracticeConfig
     from jitagent.improvement.retrain import RetrainConfig
     from jitagent.solving.config import PipelineConfig
 
@@ -54,7 +55,8 @@ def server_config(args):
         solver_model=args.solver_model, api_key=api_key(args),
         auth_token=secret_from(args.auth_token, args.auth_token_file, "--auth-token", TOKEN_ENV),
         log_format=args.log_format, pipeline=PipelineConfig(synthesis=synthesis_config(args),
-                                                            retrain=RetrainConfig(every=args.retrain_every)))
+                                                            retrain=RetrainConfig(every=args.retrain_every),
+                                                            practice=PracticeConfig(tries=args.practice)))
 
 
 def cmd_serve(args) -> int:

@@ -135,6 +135,9 @@ SERVE = (
     field_setting("jitagent.improvement.retrain:RetrainConfig", "every", "--retrain-every",
                   help="train the solver's adapter again in the background after this many verified runs "
                        "(0: never)"),
+    field_setting("jitagent.improvement.practice:PracticeConfig", "tries", "--practice",
+                  help="on a failure a client reports with its check, try the task again in the background "
+                       "with up to this many other arms, keeping what passes as examples (0: never)"),
     LOG_FORMAT,
 )
 WORKER = "jitagent.doors.worker:WorkerConfig"

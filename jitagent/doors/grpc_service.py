@@ -21,7 +21,7 @@ from jitagent.protocol.results import (
     solve_result_to_proto,
     synthesis_to_proto,
 )
-from jitagent.protocol.tasks import RequestError, enum_name, task_from_proto
+from jitagent.protocol.tasks import RequestError, check_from_proto, enum_name, task_from_proto
 from jitagent.solving.access import Caller
 from jitagent.solving.feedback import Report
 from jitagent.solving.layer import SolveError, Solving, deadline_in
@@ -180,7 +180,8 @@ class JitAgentService(pb_grpc.JitAgentServicer):
             done = await self.solving.report(
                 Report(request.reward, request.detail, **optional), self._caller(context),
                 run_id=request.run_id, harness_id=request.harness_id, task_text=request.task_text,
-                task_id=request.task_id, task_type=request.task_type or None, tags=tuple(request.tags))
+                task_id=request.task_id, task_type=request.task_type or None, tags=tuple(request.tags),
+                check=check_from_proto(request.check, "check") if request.HasField("check") else None)
             return to_message(done.reported(), pb.ReportOutcomeResponse())
 
     async def GetHarness(self, request, context):

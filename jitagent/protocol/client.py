@@ -12,8 +12,8 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from jitagent import DEFAULT_ADDRESS
-from jitagent.protocol.tasks import task_to_proto
-from jitagent.tasks.task import Task
+from jitagent.protocol.tasks import task_to_proto, verifier_to_proto
+from jitagent.tasks.task import Task, VerifierSpec
 from jitagent.v1 import jitagent_pb2 as pb
 from jitagent.v1 import jitagent_pb2_grpc as pb_grpc
 
@@ -39,9 +39,11 @@ def new_request_id() -> str:
 
 
 def report_request(run_id: str, reward: float, detail: str, prompt_tokens: int | None,
-                   completion_tokens: int | None, wall_s: float | None,
+                   completion_tokens: int | None, wall_s: float | None, check: VerifierSpec | None = None,
                    **free_form) -> pb.ReportOutcomeRequest:
     request = pb.ReportOutcomeRequest(run_id=run_id, reward=reward, detail=detail, **free_form)
+    if check is not None:
+        request.check.CopyFrom(verifier_to_proto(check))
     for name, value in (("prompt_tokens", prompt_tokens), ("completion_tokens", completion_tokens),
                         ("wall_s", wall_s)):
         if value is not None:  # absent: unknown (or, for a run the server executed, its own measurement)
@@ -141,13 +143,14 @@ class JitAgentClient:
 
     async def report_outcome(self, run_id: str, reward: float, *, detail: str = "",
                              prompt_tokens: int | None = None, completion_tokens: int | None = None,
-                             wall_s: float | None = None,
+                             wall_s: float | None = None, check: VerifierSpec | None = None,
                              timeout: float | None = None) -> pb.ReportOutcomeResponse:
         """Feedback on a run (its `run_id` from any result): `reward` in [0, 1] and what was checked.
         Cost defaults to what the server measured; a run it did not execute (Synthesize) needs `wall_s`.
         One outcome like any other: one report never makes a harness the incumbent. A run takes one
-        outcome (ALREADY_EXISTS after that, also when the server verified it itself)."""
-        request = report_request(run_id, reward, detail, prompt_tokens, completion_tokens, wall_s)
+        outcome (ALREADY_EXISTS after that, also when the server verified it itself). `check`: the check
+        the reward came from, which a server practising failures may try the task again with."""
+        request = report_request(run_id, reward, detail, prompt_tokens, completion_tokens, wall_s, check)
         return await self.stub.ReportOutcome(request, timeout=timeout, metadata=self.metadata)
 
     async def report_harness_outcome(self, harness_id: str, task_text: str, reward: float, *, wall_s: float,

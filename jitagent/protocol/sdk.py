@@ -211,9 +211,11 @@ class JitAgent:
         return Synthesized.of(reply.results[0])
 
     def report(self, run_id: str, reward: float, *, detail: str = "", wall_s: float | None = None,
-               prompt_tokens: int | None = None, completion_tokens: int | None = None) -> Reported:
+               prompt_tokens: int | None = None, completion_tokens: int | None = None,
+               check: VerifierSpec | None = None) -> Reported:
         """How a run went (`reward` in [0, 1]), where the server could not tell: one outcome like any
-        other. Cost defaults to what the server measured; a synthesized-only run needs `wall_s`."""
-        request = report_request(run_id, reward, detail, prompt_tokens, completion_tokens, wall_s)
+        other. Cost defaults to what the server measured; a synthesized-only run needs `wall_s`. `check`:
+        the check the reward came from (a server practising failures may try the task again with it)."""
+        request = report_request(run_id, reward, detail, prompt_tokens, completion_tokens, wall_s, check)
         reply = self._call(self.stub.ReportOutcome, request, self.timeout)
         return from_message(Reported, reply)

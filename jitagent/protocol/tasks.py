@@ -132,9 +132,24 @@ def task_from_proto(msg: pb.Task, where: str = "task") -> Task:
         )
     except ValidationError as exc:
         raise RequestError(where, format_validation_error(exc)) from None
-    if task.verifier.kind == "regex":
-        try:
-            regex.compile(task.verifier.pattern or "")  # bounded: Task caps a pattern's length
-        except regex.error as exc:
-            raise RequestError(f"{where}.verifier.regex.pattern", f"does not compile: {exc}") from None
+    compiles(task.verifier, f"{where}.verifier")
     return task
+
+
+def compiles(verifier: VerifierSpec, where: str) -> None:
+    """RequestError where a regex verifier's pattern does not compile."""
+    if verifier.kind == "regex":
+        try:
+            regex.compile(verifier.pattern or "")  # bounded: VerifierSpec caps a pattern's length
+        except regex.error as exc:
+            raise RequestError(f"{where}.regex.pattern", f"does not compile: {exc}") from None
+
+
+def check_from_proto(msg: pb.Verifier, where: str) -> VerifierSpec:
+    """A verifier sent on its own (a report's check), checked as a task's is."""
+    try:
+        verifier = VerifierSpec(**verifier_from_proto(msg))
+    except ValidationError as exc:
+        raise RequestError(where, format_validation_error(exc)) from None
+    compiles(verifier, where)
+    return verifier

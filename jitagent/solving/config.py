@@ -1,11 +1,13 @@
 """What a pipeline is configured with: its router, whether it learns, synthesis, code for clusters, adapters
-retrained online. A field per part, each part's own config (the doors' and the CLI's settings read them)."""
+retrained online, practice on failed tasks. A field per part, each part's own config (the doors' and the
+CLI's settings read them)."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
 from harness_bank.router import RouterConfig
+from jitagent.improvement.practice import PracticeConfig
 from jitagent.improvement.retrain import RetrainConfig
 from jitagent.improvement.synthesis.synthesize import SynthesisConfig
 from jitagent.improvement.toolmaking import ToolmakingConfig
@@ -26,5 +28,6 @@ class PipelineConfig(BaseModel):
     toolmaking: ToolmakingConfig = Field(default_factory=ToolmakingConfig)
     plateau: PlateauConfig = Field(default_factory=PlateauConfig)
     retrain: RetrainConfig = Field(default_factory=RetrainConfig)
+    practice: PracticeConfig = Field(default_factory=PracticeConfig)
     runs_code: bool = Field(True, description="run harnesses' code sections; False where runs cannot be "
                             "confined (JitPipeline.confine)")

@@ -15,6 +15,7 @@ import functools
 import logging
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 
 from harness_bank import Decision, HarnessBank, RunRecord
@@ -24,6 +25,7 @@ from jitagent.harness.seeds import spec_reader
 from jitagent.harness.spec import HarnessSpec
 from jitagent.improvement.adapters import solver_for
 from jitagent.improvement.examples import NOTHING, examples_for
+from jitagent.improvement.practice import Failed, Practice
 from jitagent.improvement.recording import last_steps, record_verified
 from jitagent.improvement.retrain import Retrainer
 from jitagent.improvement.synthesis.synthesize import Synthesis, SynthesisCost, Synthesizer
@@ -36,9 +38,10 @@ from jitagent.solving.config import PipelineConfig
 from jitagent.solving.events import BankDecision, Chosen, Retrieved, Routed, SolveEvent, SolveResult
 from jitagent.solving.feedback import Recorded, Report, report_harness, report_run
 from jitagent.solving.routing import RouteDecision, Routing
-from jitagent.tasks.task import Task
+from jitagent.tasks.task import Task, VerifierSpec
 
 log = logging.getLogger(__name__)
+REMEMBERED = 1024  # the latest runs' tasks kept (where practice is on): a failure reported is tried again
 
 
 def verified(run: RunResult | None, task: Task, cancel: CancelToken,
@@ -77,7 +80,11 @@ class JitPipeline:
         self.spec_of = spec_reader(bank)
         self.retrainer = Retrainer(bank, base_model(solver), self.config.retrain)
         self.routing = Routing(bank, self.config, self.toolshop, self.spec_of, base_model(solver))
+        self.practice = Practice(bank, self.spec_of, self.routing.ranked, self._execute, self.config.practice,
+                                 on_kept=self.retrainer.verified)
         self._tooling: dict[str, asyncio.Task] = {}  # the clusters code is being written for
+        # the task each latest run answered, as sent, with the verifier kinds its caller trusts
+        self._sent: OrderedDict[str, tuple[Task, frozenset[str] | None]] = OrderedDict()
 
     def confine(self) -> None:
         """Run no code of the bank's or the meta-model's: no harness with code sections is routed to or
@@ -121,6 +128,7 @@ class JitPipeline:
                 shown = event.examples
             yield event
         admitted = None
+        self._remember(run_id, task, trusted)
         proof = verified(run, task, cancel, trusted)
         if self.config.learn and (admitted := await self._learn(run_id, task, route, spec, run, cluster,
                                                                  delivery, proof)):
@@ -143,6 +151,19 @@ class JitPipeline:
             async for event in self.runtime.stream(spec, task, seed=seed, cancel=cancel, deadline=deadline,
                                                    examples=shown.messages, solver=solver):
                 yield event
+
+    async def _execute(self, spec: HarnessSpec, task: Task, cluster: str, seed: int,
+                       deadline: float) -> RunResult:
+        """A run of `spec` on `task` as a routed one runs (shown its examples, with its adapter), for
+        practice."""
+        cancel = CancelToken().tighten(deadline)
+        return await last_of(self._run(spec, task, cluster, True, seed, cancel, deadline), RunResult)
+
+    def _remember(self, run_id: str, task: Task, trusted: frozenset[str] | None) -> None:
+        if self.config.learn and self.config.practice.tries:
+            self._sent[run_id] = (task, trusted)
+            while len(self._sent) > REMEMBERED:
+                self._sent.popitem(last=False)
 
     async def _learn(self, run_id: str, task: Task, route: Route, spec: HarnessSpec, run: RunResult | None,
                      cluster: str, delivery: str | None, admit: bool) -> BankDecision | None:
@@ -185,13 +206,19 @@ class JitPipeline:
 
     async def report_outcome(self, report: Report, *, run_id: str = "", harness_id: str = "",
                              task_text: str = "", task_id: str = "", task_type: str | None = None,
-                             tags: tuple[str, ...] = ()) -> Recorded:
+                             tags: tuple[str, ...] = (), check: VerifierSpec | None = None) -> Recorded:
         """An outcome someone reports (jitagent.solving.feedback): of the run recorded under `run_id`, else of
         `harness_id` run elsewhere on the task `task_text` describes. The bank's admission decides; a run of
-        ours reported counts toward the adapter's next training like one verified here."""
+        ours reported counts toward the adapter's next training like one verified here. `check`: how the
+        reporter scored it, where it can say; a failure of a run of ours with its check is practised in the
+        background (improvement.practice), where practice is on and the run's task is remembered."""
         if run_id:
             recorded = await asyncio.to_thread(report_run, self.bank, run_id, report)
             self.retrainer.verified()
+            sent, trusted = self._sent.pop(run_id, (None, None))
+            if sent is not None and self.practice.wants(report.reward, check, trusted):
+                self.practice.start(Failed(run_id, recorded.cluster, recorded.harness_id,
+                                           sent.model_copy(update={"verifier": check})))
             return recorded
         return await asyncio.to_thread(report_harness, self.bank, harness_id, task_text, report,
                                        task_id=task_id, task_type=task_type, tags=tags)
@@ -211,10 +238,11 @@ class JitPipeline:
             log.error("writing code for %s failed: %s", cluster, one_line(job.exception()))
 
     async def settle(self) -> None:
-        """Wait until no code is being written for any cluster and no adapter trained (a stream that must see
-        them, the bench)."""
+        """Wait until no code is being written for any cluster, nothing practised and no adapter trained (a
+        stream that must see them, the bench)."""
         while self._tooling:
             await asyncio.gather(*self._tooling.values(), return_exceptions=True)
+        await self.practice.settle()
         await self.retrainer.settle()
 
     def _keep_candidates(self, task: Task, synthesis: Synthesis) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from harness_bank import HarnessBank
+from harness_bank.records import ArmEvidence
 from harness_bank.router import ArmSummary, Route, RouteChoice, Router
 from jitagent.harness.spec import HarnessSpec
 from jitagent.improvement.synthesis.synthesize import Synthesis
@@ -64,9 +65,7 @@ class Routing:
         """The draw is seeded by (seed, task), so a run repeats. `pool`: the memory the task's caller
         learns in and from (a tenant's; "": the one there is without tenants)."""
         cluster = self.bank.cluster_for(task.prompt, task.type, tuple(task.tags), pool)
-        evidence, base = self.bank.arm_evidence(task.prompt, cluster, self.config.router.references)
-        if not self.config.runs_code:  # code sections would run unconfined here (JitPipeline.confine)
-            evidence = [e for e in evidence if not self.spec_of(e.harness_id).code_sections]
+        evidence, base = self._evidence(task, cluster)
         rng = random.Random(zlib.crc32(f"{seed}:{task.id}:{task.prompt}".encode()))
         code_due = functools.partial(self.toolshop.due, cluster) if self.config.online_tools else None
         choice = self.router.choose(evidence, base, rng, seen=self.bank.tasks_seen(cluster),
@@ -86,3 +85,15 @@ class Routing:
         failures = (self.bank.failures(cluster, parent.id, self.config.failures, besides=task.prompt)
                     if self.config.failures else [])
         return RouteDecision(cluster, choice, "synthesized", None, failures=failures)
+
+    def ranked(self, task: Task, cluster: str) -> list[str]:
+        """The cluster's arms for `task`, best first as the router ranks them (no draw)."""
+        evidence, base = self._evidence(task, cluster)
+        return [a.evidence.harness_id for a in sorted(self.router.arms(evidence, base), key=self.router.rank)]
+
+    def _evidence(self, task: Task, cluster: str) -> tuple[list[ArmEvidence], float]:
+        """The arms' evidence the router weighs, and the task's base rate."""
+        evidence, base = self.bank.arm_evidence(task.prompt, cluster, self.config.router.references)
+        if not self.config.runs_code:  # code sections would run unconfined here (JitPipeline.confine)
+            evidence = [e for e in evidence if not self.spec_of(e.harness_id).code_sections]
+        return evidence, base

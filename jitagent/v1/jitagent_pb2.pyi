@@ -521,7 +521,7 @@ class StreamTasksResponse(_message.Message):
     def __init__(self, sequence: _Optional[int] = ..., task_id: _Optional[str] = ..., run_id: _Optional[str] = ..., result: _Optional[_Union[SolveResult, _Mapping]] = ..., error: _Optional[_Union[_status_pb2.Status, _Mapping]] = ...) -> None: ...
 
 class ReportOutcomeRequest(_message.Message):
-    __slots__ = ("run_id", "reward", "detail", "prompt_tokens", "completion_tokens", "wall_s", "harness_id", "task_id", "task_text", "task_type", "tags")
+    __slots__ = ("run_id", "reward", "detail", "prompt_tokens", "completion_tokens", "wall_s", "harness_id", "task_id", "task_text", "task_type", "tags", "check")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     REWARD_FIELD_NUMBER: _ClassVar[int]
     DETAIL_FIELD_NUMBER: _ClassVar[int]
@@ -533,6 +533,7 @@ class ReportOutcomeRequest(_message.Message):
     TASK_TEXT_FIELD_NUMBER: _ClassVar[int]
     TASK_TYPE_FIELD_NUMBER: _ClassVar[int]
     TAGS_FIELD_NUMBER: _ClassVar[int]
+    CHECK_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     reward: float
     detail: str
@@ -544,7 +545,8 @@ class ReportOutcomeRequest(_message.Message):
     task_text: str
     task_type: str
     tags: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, run_id: _Optional[str] = ..., reward: _Optional[float] = ..., detail: _Optional[str] = ..., prompt_tokens: _Optional[int] = ..., completion_tokens: _Optional[int] = ..., wall_s: _Optional[float] = ..., harness_id: _Optional[str] = ..., task_id: _Optional[str] = ..., task_text: _Optional[str] = ..., task_type: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ...) -> None: ...
+    check: Verifier
+    def __init__(self, run_id: _Optional[str] = ..., reward: _Optional[float] = ..., detail: _Optional[str] = ..., prompt_tokens: _Optional[int] = ..., completion_tokens: _Optional[int] = ..., wall_s: _Optional[float] = ..., harness_id: _Optional[str] = ..., task_id: _Optional[str] = ..., task_text: _Optional[str] = ..., task_type: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., check: _Optional[_Union[Verifier, _Mapping]] = ...) -> None: ...
 
 class ReportOutcomeResponse(_message.Message):
     __slots__ = ("cluster", "harness_id", "promoted", "reason", "incumbent_id")

@@ -149,6 +149,22 @@ def test_the_stream_pauses_while_its_adapter_trains_and_counts_the_training_apar
     assert "Adapter trainings (the stream paused while each ran): 3" in stream.report("bench")
 
 
+def test_a_practising_stream_hands_failures_their_check_waits_and_counts_the_practice_apart(tmp_path):
+    bench = make_bench(tmp_path, arms=("fixed", "jit_stream"), per_split={"final": 3}, fixed_top=1)
+    stream = Stream(bench, StreamConfig(per_family=3, window=2, practice=1))
+    asyncio.run(stream.run(progress=False))
+    failed = [r for r in stream_rows(bench.ledger)["jit_stream"].values() if r["reward"] < 1]
+    lines = [json.loads(x) for x in (tmp_path / "out" / "practice.jsonl").read_text().splitlines()]
+    assert failed and [p["order"] for p in lines] == [r["order"] for r in failed]  # each failure, awaited
+    assert all(p["tries"] == 1 and p["wall_s"] >= 0 for p in lines)
+    bank = bench.stream_pipeline(tmp_path / "out" / "jit_stream-stream.db").bank
+    assert bank.practice_tally().tries == len(lines)
+    assert bank.store.query("SELECT COUNT(*) FROM outcomes")[0][0] == 6  # practice is never an outcome
+    bank.close()
+    assert f"Practice of jit_stream (the stream paused while it ran): {len(lines)} failed tasks" \
+        in stream.report("bench --practice 1")
+
+
 def test_an_untyped_stream_gives_the_jit_arm_no_family_and_the_report_still_reads_them(tmp_path):
     bench = make_bench(tmp_path, arms=("fixed", "jit_stream"), per_split={"final": 3}, fixed_top=1)
     stream = Stream(bench, StreamConfig(per_family=3, window=2, untyped=True))

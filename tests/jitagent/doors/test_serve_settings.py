@@ -36,6 +36,7 @@ CASES = {  # flag: (its value on the command line, where it must land)
     "--openai-port": ("8081", lambda c: c.openai_port == 8081),
     "--log-format": ("text", lambda c: c.log_format == "text"),
     "--retrain-every": ("50", lambda c: c.pipeline.retrain.every == 50),
+    "--practice": ("2", lambda c: c.pipeline.practice.tries == 2),
 }
 
 

@@ -16,7 +16,8 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoRe
 
 from jitagent.doors.server import pipeline_for
 from jitagent.harness.seeds import load_seeds
-from jitagent.tasks.task import Task
+from jitagent.improvement.practice import PracticeConfig
+from jitagent.tasks.task import Task, VerifierSpec
 from jitagent.v1 import jitagent_pb2 as pb
 
 from .conftest import free_port, running, until_idle
@@ -258,6 +259,28 @@ def test_an_unverified_solve_has_no_reward_and_a_report_by_run_id_lands_on_that_
                 with pytest.raises(grpc.aio.AioRpcError) as err:
                     await client.report_outcome(run_id, 1.0)
                 assert err.value.code() == status
+    asyncio.run(main())
+
+
+def test_a_failure_reported_with_its_check_is_practised_and_a_check_that_cannot_judge_is_refused(make_config):
+    config = make_config()
+    config.pipeline.practice = PracticeConfig(tries=1)
+
+    async def main():
+        async with running(config) as (server, client):
+            events = [e async for e in client.solve(Task(id="sum", prompt="What is 2 + 2?", type="sums"))]
+            run_id = events[-1].result.run_id
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await client.report_outcome(run_id, 0.0, check=VerifierSpec(kind="regex", pattern="("))
+            assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert err.value.details().startswith("check.regex.pattern: does not compile")
+            pipeline = server.solving.pipeline
+            assert pipeline.bank.run(run_id).outcomes == 0  # refused whole: the report can come again
+            await client.report_outcome(run_id, 0.0, check=VerifierSpec(kind="numeric", expected=4))
+            await pipeline.practice.settle()
+            tally = pipeline.bank.practice_tally([run_id])
+            assert tally.tries == 1 and tally.wall_s > 0
+            assert pipeline.bank.run(run_id).outcomes == 1  # the served run's one outcome, the report's
     asyncio.run(main())
 
 

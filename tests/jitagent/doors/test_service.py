@@ -59,7 +59,11 @@ def test_bad_requests_name_the_field_and_leave_no_workspace_or_outcome(make_conf
                        (outcome(reward=float("nan")), "reward"),  # a negative token count: uint32 now
                        (pb.ReportOutcomeRequest(harness_id=DIRECT, task_text="t", wall_s=1.0),
                         "reward: required"),
-                       (outcome(wall_s=None), "wall_s: required")]
+                       (outcome(wall_s=None), "wall_s: required"),
+                       (outcome(check=pb.Verifier(regex=pb.RegexMatch(pattern="("))),
+                        "check.regex.pattern: does not compile"),
+                       (outcome(check=pb.Verifier(numeric=pb.NumericAnswer(expected=float("inf")))),
+                        "check")]
             for request, fragment in reports:
                 with pytest.raises(grpc.aio.AioRpcError) as err:
                     await client.stub.ReportOutcome(request)

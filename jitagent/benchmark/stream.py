@@ -99,6 +99,7 @@ class Stream:
             if start is not None:
                 copy_bank(start, path)
         retrain = RetrainConfig(every=self.config.retrain_every)
+        # each try the budget a served unit has
         practice = PracticeConfig(tries=self.config.practice, budget_s=self.bench.config.budget_s)
         return self.bench.stream_pipeline(path, config=PipelineConfig(retrain=retrain, practice=practice))
 

@@ -44,6 +44,7 @@ from jitagent.cli.options import (
     USAGE,
     Bounded,
     Failure,
+    FieldRange,
     top_k,
 )
 from jitagent.cli.terminal import visible
@@ -319,7 +320,8 @@ def _add_bench(sub) -> None:
     p.add_argument("--untyped", action="store_true",
                    help="with --stream: the JIT arms get no task type (clusters from the text, as most "
                    "clients send); the report still reads the families")
-    p.add_argument("--practice", type=SEED, default=0,
+    p.add_argument("--practice", type=FieldRange("jitagent.improvement.practice:PracticeConfig", "tries"),
+                   default=0,
                    help="with --stream: on a failure reported with its check, the server tries the task "
                    "again with up to N other arms of its cluster, the stream paused meanwhile (default: 0)")
     p.add_argument("--retrain-every", type=SEED, default=0,

@@ -4,7 +4,8 @@ A harness asks for them in its spec (`prompts.examples`: how many, from what rew
 picked). Per task they are filled from the bank's verified runs of the cluster whose harness has the same
 solution format (a program is shown to a program-writing harness), never the task's own run nor that of a
 task with the same text; the runtime shows them in place of the spec's own few-shot pairs. Only outcomes
-are sources — a run verified by its task's verifier, or reported later — so nothing unverified is shown.
+are sources — a run verified by its task's verifier, or reported later — and practice's tries that passed
+a client's check (improvement.practice), so nothing unverified is shown.
 A task's own run is recorded after it was answered, so in a stream it can only help later tasks.
 
 A harness with examples is an arm like any other: `with_examples` derives the variant of a harness (a new

@@ -268,7 +268,7 @@ as whom (open: everyone is the operator)."""
                                            f"(its tokens file entry's `teaches`)")
         report.evidence = self.access.reporter(caller)
         try:
-            done = await self.ready().report_outcome(report, **kw)
+            done = await self.ready().report_outcome(report, slot=self._slot, **kw)
         except FeedbackError as exc:
             violations = ((exc.field, exc.description),) if exc.kind == "invalid" else ()
             raise SolveError(FEEDBACK_KINDS[exc.kind], str(exc), violations) from None
@@ -316,6 +316,7 @@ as whom (open: everyone is the operator)."""
     def close(self) -> None:
         """Flush and close the bank (its index is written out), where one was loaded."""
         if self.pipeline is not None:
+            self.pipeline.practice.stop()
             self.pipeline.bank.close()
 
     async def _bank_call(self, call, refused: ErrorKind = "bad_request"):

@@ -25,7 +25,7 @@ from jitagent.harness.seeds import spec_reader
 from jitagent.harness.spec import HarnessSpec
 from jitagent.improvement.adapters import solver_for
 from jitagent.improvement.examples import NOTHING, examples_for
-from jitagent.improvement.practice import Failed, Practice
+from jitagent.improvement.practice import Failed, Practice, Slot
 from jitagent.improvement.recording import last_steps, record_verified
 from jitagent.improvement.retrain import Retrainer
 from jitagent.improvement.synthesis.synthesize import Synthesis, SynthesisCost, Synthesizer
@@ -35,13 +35,16 @@ from jitagent.runtime.agent import Runtime
 from jitagent.runtime.channel import last_of
 from jitagent.runtime.events import RunResult
 from jitagent.solving.config import PipelineConfig
+from jitagent.solving.confinement import CODE_VERIFIERS
 from jitagent.solving.events import BankDecision, Chosen, Retrieved, Routed, SolveEvent, SolveResult
 from jitagent.solving.feedback import Recorded, Report, report_harness, report_run
 from jitagent.solving.routing import RouteDecision, Routing
 from jitagent.tasks.task import Task, VerifierSpec
 
 log = logging.getLogger(__name__)
-REMEMBERED = 1024  # the latest runs' tasks kept (where practice is on): a failure reported is tried again
+# the latest unverified runs' tasks kept where practice is on (a failure reported is tried again): at most
+# so many, of so many characters in all (a task's files count)
+REMEMBERED, REMEMBERED_CHARS = 1024, 64 << 20
 
 
 def verified(run: RunResult | None, task: Task, cancel: CancelToken,
@@ -128,8 +131,8 @@ class JitPipeline:
                 shown = event.examples
             yield event
         admitted = None
-        self._remember(run_id, task, trusted)
         proof = verified(run, task, cancel, trusted)
+        self._remember(run_id, task, trusted, proof)
         if self.config.learn and (admitted := await self._learn(run_id, task, route, spec, run, cluster,
                                                                  delivery, proof)):
             yield admitted
@@ -159,11 +162,13 @@ class JitPipeline:
         cancel = CancelToken().tighten(deadline)
         return await last_of(self._run(spec, task, cluster, True, seed, cancel, deadline), RunResult)
 
-    def _remember(self, run_id: str, task: Task, trusted: frozenset[str] | None) -> None:
-        if self.config.learn and self.config.practice.tries:
-            self._sent[run_id] = (task, trusted)
-            while len(self._sent) > REMEMBERED:
-                self._sent.popitem(last=False)
+    def _remember(self, run_id: str, task: Task, trusted: frozenset[str] | None, verified: bool) -> None:
+        """A run that waits for a report, where practice is on: its task, for a failure to be tried again."""
+        if not (self.config.learn and self.config.practice.tries) or verified:
+            return
+        self._sent[run_id] = (task, trusted)
+        while len(self._sent) > REMEMBERED or sum(map(size, self._sent.values())) > REMEMBERED_CHARS:
+            self._sent.popitem(last=False)
 
     async def _learn(self, run_id: str, task: Task, route: Route, spec: HarnessSpec, run: RunResult | None,
                      cluster: str, delivery: str | None, admit: bool) -> BankDecision | None:
@@ -206,19 +211,22 @@ class JitPipeline:
 
     async def report_outcome(self, report: Report, *, run_id: str = "", harness_id: str = "",
                              task_text: str = "", task_id: str = "", task_type: str | None = None,
-                             tags: tuple[str, ...] = (), check: VerifierSpec | None = None) -> Recorded:
+                             tags: tuple[str, ...] = (), check: VerifierSpec | None = None,
+                             slot: Slot | None = None) -> Recorded:
         """An outcome someone reports (jitagent.solving.feedback): of the run recorded under `run_id`, else of
         `harness_id` run elsewhere on the task `task_text` describes. The bank's admission decides; a run of
         ours reported counts toward the adapter's next training like one verified here. `check`: how the
         reporter scored it, where it can say; a failure of a run of ours with its check is practised in the
-        background (improvement.practice), where practice is on and the run's task is remembered."""
+        background (improvement.practice), where practice is on, the run's task is remembered and the check
+        runs no code this host cannot confine; each try in a `slot`, where the caller gives one."""
         if run_id:
             recorded = await asyncio.to_thread(report_run, self.bank, run_id, report)
             self.retrainer.verified()
             sent, trusted = self._sent.pop(run_id, (None, None))
-            if sent is not None and self.practice.wants(report.reward, check, trusted):
+            if (sent is not None and self.practice.wants(report.reward, check, trusted)
+                    and (self.config.runs_code or check.kind not in CODE_VERIFIERS)):
                 self.practice.start(Failed(run_id, recorded.cluster, recorded.harness_id,
-                                           sent.model_copy(update={"verifier": check})))
+                                           sent.model_copy(update={"verifier": check}), slot))
             return recorded
         return await asyncio.to_thread(report_harness, self.bank, harness_id, task_text, report,
                                        task_id=task_id, task_type=task_type, tags=tags)
@@ -269,3 +277,8 @@ class JitPipeline:
             self.bank.record_run(record)
             return None
         return record_verified(self.bank, task, spec, run, cluster, delivery, run_id, record)
+
+
+def size(remembered: tuple[Task, frozenset[str] | None]) -> int:
+    task = remembered[0]
+    return len(task.prompt) + sum(len(name) + len(text) for name, text in task.files.items())

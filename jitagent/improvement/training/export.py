@@ -8,11 +8,12 @@
 - Preference pairs (`{"prompt", "chosen", "rejected"}`, conversational): the same task text, a run that
   passed and one that failed, both of the same action format; the prompt is the passed run's harness's.
 
-Only outcomes are sources, so only what a verifier or a later report scored. Tasks whose text is `held_out`
-(a suite's `final` split, say) are never exported: a model trained on them ahead of time would be measured
-on what it was taught. Every record names the run it came from (`run_id`, or `outcome:N` for an outcome with
-no server run, such as a warm-up's) and the evidence that admitted it (`verifier:KIND`, `report:TENANT`; None
-where the bank did not keep it).
+Only outcomes and practice's passed tries are sources, so only what a verifier, a later report or a client's
+check scored. Tasks whose text is `held_out` (a suite's `final` split, say) are never exported: a model
+trained on them ahead of time would be measured on what it was taught. Every record names the run it came
+from (`run_id`, `outcome:N` for an outcome with no server run, such as a warm-up's, or `practice:N` for a
+try) and the evidence that admitted it (`verifier:KIND`, `report:TENANT`, `practice:KIND`; None where the
+bank did not keep it).
 """
 
 from __future__ import annotations

@@ -5,12 +5,14 @@ task the first time it sees it and answers it right after)."""
 import asyncio
 import re
 from collections import Counter
+from contextlib import asynccontextmanager
 
 from harness_bank import Outcome
 from harness_bank.router import RouterConfig
 from jitagent.harness.seeds import load_seeds
 from jitagent.improvement.practice import PracticeConfig
 from jitagent.models.scripted import ScriptedModel
+from jitagent.solving import pipeline as pipeline_module
 from jitagent.solving.config import PipelineConfig
 from jitagent.solving.feedback import Report
 from jitagent.solving.pipeline import JitPipeline
@@ -120,3 +122,36 @@ def test_a_cluster_whose_tries_kept_nothing_is_practised_no_more(seeded_bank):
     assert seeded_bank.practice_tally(cluster=CLUSTER).tries == 2
     served_and_reported(p, 8, 0.0)
     assert seeded_bank.practice_tally().tries == 2  # given up: the second failure is not tried
+
+
+def test_each_try_takes_the_callers_place_to_work_and_a_code_check_runs_only_where_runs_are_confined(
+        seeded_bank):
+    entered = []
+
+    @asynccontextmanager
+    async def slot():
+        entered.append(1)
+        yield
+
+    p = pipeline(seeded_bank, tries=2, solver=ScriptedModel(["print(0)"]))
+
+    async def go(n, check_with, unconfined=False):
+        p.config.runs_code = not unconfined
+        result = await p.solve(sent(n))
+        await p.report_outcome(Report(0.0), run_id=result.run_id, check=check_with, slot=slot)
+        await p.settle()
+    asyncio.run(go(11, check(11)))
+    assert len(entered) == seeded_bank.practice_tally().tries == 2
+    asyncio.run(go(12, VerifierSpec(kind="shell_check", command="true"), unconfined=True))
+    assert seeded_bank.practice_tally().tries == 2  # a check that runs code, on a host that cannot confine it
+
+
+def test_only_unverified_runs_are_remembered_and_within_a_size(seeded_bank, monkeypatch):
+    p = pipeline(seeded_bank, tries=1)
+    verified_task = sent(13).model_copy(update={"verifier": check(13)})
+    asyncio.run(p.solve(verified_task))
+    assert not p._sent  # its outcome is in: no report will come to practise
+    monkeypatch.setattr(pipeline_module, "REMEMBERED_CHARS", 2 * len(sent(14).prompt))
+    for n in (14, 15, 16):
+        asyncio.run(p.solve(sent(n)))
+    assert [task.id for task, _ in p._sent.values()] == ["t15", "t16"]  # the oldest went first

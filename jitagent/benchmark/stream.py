@@ -196,9 +196,11 @@ def practice_account(out: Path) -> str:
         mine = [p for p in jobs if p["arm"] == arm]
         tokens = [p["tokens"] for p in mine]
         spent = "unknown tokens" if None in tokens else f"{sum(tokens):,} tokens"
-        text += (f"\n\nPractice of {arm} (the stream paused while it ran): {len(mine)} failed tasks tried "
-                 f"again, {sum(p['tries'] for p in mine)} tries, {sum(p['kept'] for p in mine)} kept as "
-                 f"solutions; {spent}, {sum(p['wall_s'] for p in mine) / 60:.1f} min.")
+        tried, tries = sum(p["tries"] > 0 for p in mine), sum(p["tries"] for p in mine)
+        text += (f"\n\nPractice of {arm} (the stream paused while it ran): {len(mine)} failed tasks handed "
+                 f"to it, {tried} tried again (the rest in clusters given up), {tries} tries, "
+                 f"{sum(p['kept'] for p in mine)} kept as solutions; {spent}, "
+                 f"{sum(p['wall_s'] for p in mine) / 60:.1f} min.")
     return text
 
 

@@ -161,7 +161,7 @@ def test_a_practising_stream_hands_failures_their_check_waits_and_counts_the_pra
     assert bank.practice_tally().tries == len(lines)
     assert bank.store.query("SELECT COUNT(*) FROM outcomes")[0][0] == 6  # practice is never an outcome
     bank.close()
-    assert f"Practice of jit_stream (the stream paused while it ran): {len(lines)} failed tasks" \
+    assert f"Practice of jit_stream (the stream paused while it ran): {len(lines)} failed tasks handed" \
         in stream.report("bench --practice 1")
 
 

@@ -88,6 +88,7 @@ class JitPipeline:
         self._tooling: dict[str, asyncio.Task] = {}  # the clusters code is being written for
         # the task each latest run answered, as sent, with the verifier kinds its caller trusts
         self._sent: OrderedDict[str, tuple[Task, frozenset[str] | None]] = OrderedDict()
+        self._sent_chars = 0  # their size(), summed as they come and go
 
     def confine(self) -> None:
         """Run no code of the bank's or the meta-model's: no harness with code sections is routed to or
@@ -167,8 +168,15 @@ class JitPipeline:
         if not (self.config.learn and self.config.practice.tries) or verified:
             return
         self._sent[run_id] = (task, trusted)
-        while len(self._sent) > REMEMBERED or sum(map(size, self._sent.values())) > REMEMBERED_CHARS:
-            self._sent.popitem(last=False)
+        self._sent_chars += size(task)
+        while len(self._sent) > REMEMBERED or self._sent_chars > REMEMBERED_CHARS:
+            self._recall(next(iter(self._sent)))
+
+    def _recall(self, run_id: str) -> tuple[Task | None, frozenset[str] | None]:
+        """The task kept for `run_id` and its caller's trusted kinds, now forgotten ((None, None): none)."""
+        task, trusted = self._sent.pop(run_id, (None, None))
+        self._sent_chars -= size(task) if task is not None else 0
+        return task, trusted
 
     async def _learn(self, run_id: str, task: Task, route: Route, spec: HarnessSpec, run: RunResult | None,
                      cluster: str, delivery: str | None, admit: bool) -> BankDecision | None:
@@ -222,7 +230,7 @@ class JitPipeline:
         if run_id:
             recorded = await asyncio.to_thread(report_run, self.bank, run_id, report)
             self.retrainer.verified()
-            sent, trusted = self._sent.pop(run_id, (None, None))
+            sent, trusted = self._recall(run_id)
             if (sent is not None and self.practice.wants(report.reward, check, trusted)
                     and (self.config.runs_code or check.kind not in CODE_VERIFIERS)):
                 self.practice.start(Failed(run_id, recorded.cluster, recorded.harness_id,
@@ -279,6 +287,5 @@ class JitPipeline:
         return record_verified(self.bank, task, spec, run, cluster, delivery, run_id, record)
 
 
-def size(remembered: tuple[Task, frozenset[str] | None]) -> int:
-    task = remembered[0]
+def size(task: Task) -> int:
     return len(task.prompt) + sum(len(name) + len(text) for name, text in task.files.items())

@@ -1,4 +1,4 @@
-"""All 13 seed harnesses on a suite split, for one or more embedded models.
+"""All the seed harnesses on a suite split, for one or more embedded models.
 
 Writes bench/out/seeds_<model>.json, prints a markdown table and draws bench/out/seeds.png.
 Usage: python bench/seed_table.py --suite starter --split score --models qwen2.5-coder-0.5b smollm2-135m

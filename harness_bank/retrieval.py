@@ -99,20 +99,22 @@ class Retrieval:
         hits.sort(key=lambda h: (-round(h.score, 2), -h.similarity, h.harness_id))
         return hits[:k]
 
-    def arm_evidence(self, query: np.ndarray, cluster: str, references: int,
-                     retired: set[str]) -> tuple[list[ArmEvidence], float]:
-        """What a router needs for one task: every harness with outcomes in its cluster and the top
-        `references`, each with its record here, on the nearest past tasks of other clusters and
-        elsewhere in its pool; and the task's base rate. The `retired` harnesses are left out."""
+    def arm_evidence(self, query: np.ndarray, cluster: str, references: int, retired: set[str],
+                     include: tuple[str, ...] = ()) -> tuple[list[ArmEvidence], float]:
+        """What a router needs for one task: every harness with outcomes in its cluster, the top
+        `references` and those of `include` the bank holds, each with its record here, on the nearest past
+        tasks of other clusters and elsewhere in its pool; and the task's base rate. The `retired`
+        harnesses are left out."""
         pool = pool_of(cluster)
         near = self._near(query, pool)
         hits = self._rank(query, near, references, exclude=frozenset(retired), pool=pool)
         here = {h: r for h, r in self.ledger.records_in(cluster).items() if h not in retired}
-        ids = list(dict.fromkeys([*here, *(h.harness_id for h in hits)]))
-        if not ids:
+        ids = list(dict.fromkeys([*here, *(h.harness_id for h in hits),
+                                  *(i for i in include if i not in retired)]))
+        harnesses = self.ledger.harness_rows(ids) if ids else {}
+        if not (ids := [i for i in ids if i in harnesses]):
             return [], UNKNOWN_BASE
         there = self.ledger.records_elsewhere(cluster, ids, pool)
-        harnesses = self.ledger.harness_rows(ids)
         seen: dict[str, list[tuple[float, float]]] = defaultdict(list)
         for row, sim in near:
             if row["cluster"] != cluster:

@@ -403,7 +403,7 @@ def add_commands(sub) -> None:
         p.set_defaults(func=func)
         return p
 
-    add("init", cmd_init, "create a bank holding the 13 seeds")
+    add("init", cmd_init, "create a bank holding the seeds")
     origins = ["seed", "synthesized", "repaired", "evolved"]
     add("ls", cmd_ls, "list harnesses").add_argument("--origin", choices=origins, help="only harnesses of "
                                                      "this origin")

@@ -20,20 +20,28 @@ def outcome(harness, reward, task_id="t", text="add two numbers", tokens=100, cl
 
 
 def test_seeded_search_ranks_code_scaffold_above_direct(seeded_bank):
-    hits = seeded_bank.search("write a python function that reverses a string", k=13)
+    hits = seeded_bank.search("write a python function that reverses a string", k=len(SEEDS))
     names = [h.name for h in hits]
     code_rank = min(names.index(n) for n in ("program_of_thought", "codeact", "test_driven"))
     assert code_rank < names.index("direct") and code_rank < 3
     assert all(isinstance(h.score, float) for h in hits)
 
 
+def test_arm_evidence_includes_the_harnesses_asked_for_that_the_bank_holds(seeded_bank):
+    text, plain = "What is 3 times 7?", SEEDS["plain"].id
+    top = {a.harness_id for a in seeded_bank.arm_evidence(text, "c1", references=1)[0]}
+    asked, _ = seeded_bank.arm_evidence(text, "c1", references=1, include=(plain, "0" * 16))
+    assert plain not in top and {a.harness_id for a in asked} == top | {plain}  # an unknown id is no arm
+    assert next(a for a in asked if a.harness_id == plain).runs == 0
+
+
 def test_experience_moves_retrieval(seeded_bank):
     text = "Count the ERROR lines across the log files and write the count to errors.txt"
-    before = [h.name for h in seeded_bank.search(text, k=13)]
+    before = [h.name for h in seeded_bank.search(text, k=len(SEEDS))]
     for i in range(4):
         seeded_bank.record_outcome(outcome("rewoo", 1.0, f"t{i}", text + f" (variant {i})", cluster="logs"))
         seeded_bank.record_outcome(outcome(before[0], 0.0, f"u{i}", text + f" (variant {i})", cluster="logs"))
-    after = seeded_bank.search(text, k=13)
+    after = seeded_bank.search(text, k=len(SEEDS))
     assert after[0].name == "rewoo" and after[0].prior_reward == 1.0 and after[0].prior_runs == 4
     assert [h.name for h in after].index(before[0]) > 0
 
@@ -51,7 +59,7 @@ def test_admission_promotes_and_rollback_restores(seeded_bank):
     assert seeded_bank.incumbent("c1").harness_id == SEEDS["direct"].id
     kinds = [d["kind"] for d in seeded_bank.decisions("c1")]
     assert "rollback" in kinds and all(d["reason"] for d in seeded_bank.decisions("c1"))
-    assert len(seeded_bank.list_harnesses()) == 13  # losers are kept
+    assert len(seeded_bank.list_harnesses()) == len(SEEDS)  # losers are kept
 
 
 def test_rollback_without_history_is_a_clear_error(seeded_bank):
@@ -105,9 +113,9 @@ def test_a_pool_reads_the_seeds_and_its_own_harnesses_and_learns_only_from_its_o
     assert [h.id for h in seeded_bank.lineage(theirs.id, "a")] == [theirs.id, SEEDS["react"].id]
     with pytest.raises(BankError, match="unknown harness id"):  # said as of a harness not in the bank
         seeded_bank.get(theirs.id, "b")
-    assert theirs.id in {h.harness_id for h in seeded_bank.search(text, k=14, pool="a")}
-    assert theirs.id not in {h.harness_id for h in seeded_bank.search(text, k=14, pool="b")}
-    arms, _ = seeded_bank.arm_evidence(text, "b/type:vowels", references=14)
+    assert theirs.id in {h.harness_id for h in seeded_bank.search(text, k=len(SEEDS) + 1, pool="a")}
+    assert theirs.id not in {h.harness_id for h in seeded_bank.search(text, k=len(SEEDS) + 1, pool="b")}
+    arms, _ = seeded_bank.arm_evidence(text, "b/type:vowels", references=len(SEEDS) + 1)
     assert theirs.id not in {a.harness_id for a in arms}
     assert not any(a.global_runs or a.near_weight for a in arms)  # nor the pool a's outcomes of the seeds
     assert pool_of("a/type:x") == "a" and pool_of("type:a/b") == "" and pool_of("auto:1") == ""

@@ -58,7 +58,7 @@ def test_admission_rollback_and_reads_match_sqlite(both):
     assert postgres.outcome_summary(SEEDS["direct"].id, ["d0", "d1"]) == (2, 0.5, 90.5)
     stats = postgres.stats()
     assert stats["schema_version"] == sqlite.stats()["schema_version"] == len(MIGRATIONS)
-    assert stats["outcomes"] == 14 and stats["index_size"] == 13 + 14 and stats["db_bytes"] > 0
+    assert stats["outcomes"] == 14 and stats["index_size"] == len(load_seeds()) + 14 and stats["db_bytes"] > 0
 
 
 def test_a_redelivered_outcome_is_recorded_once(both):
@@ -139,11 +139,12 @@ def test_replicas_starting_at_once_migrate_and_seed_once(postgres_url, embedder)
         t.join()
     assert errors == [] and len(banks) == 3
     assert banks[0].store.query("SELECT COUNT(*) FROM schema_version")[0][0] == 1
-    assert banks[0].stats()["harnesses"] == 13
-    assert banks[0].store.query("SELECT COUNT(*) FROM vectors WHERE kind = 'harness'")[0][0] == 13
+    seeds = len(load_seeds())
+    assert banks[0].stats()["harnesses"] == seeds
+    assert banks[0].store.query("SELECT COUNT(*) FROM vectors WHERE kind = 'harness'")[0][0] == seeds
     for bank in banks:
         bank.catch_up()
-        assert bank.index.size == 13
+        assert bank.index.size == seeds
         bank.close()
 
 

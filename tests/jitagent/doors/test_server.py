@@ -70,7 +70,7 @@ def test_bank_reads_and_report_outcome_changing_an_incumbent(make_config):
     async def main():
         async with running(make_config()) as (server, client):
             listed = await client.list_harnesses(origin="seed")
-            assert len(listed.harnesses) == 13
+            assert len(listed.harnesses) == len(load_seeds())
             direct, pot = SEEDS["direct"].id, SEEDS["program_of_thought"].id
             assert (await client.get_harness(pot)).name == "program_of_thought"
             text = "How many apples are left after eating 3 of 17?"
@@ -94,7 +94,7 @@ def test_bank_reads_and_report_outcome_changing_an_incumbent(make_config):
 def test_auth_on_and_health_and_reflection_stay_open(make_config):
     async def main():
         async with running(make_config(auth_token="s3cret"), token="s3cret") as (server, client):
-            assert len((await client.list_harnesses()).harnesses) == 13
+            assert len((await client.list_harnesses()).harnesses) == len(load_seeds())
             client.metadata = (("authorization", "Bearer wrong"),)
             with pytest.raises(grpc.aio.AioRpcError) as err:
                 await client.list_harnesses()
@@ -110,7 +110,7 @@ def test_auth_on_and_health_and_reflection_stay_open(make_config):
 def test_auth_off_needs_no_token(make_config):
     async def main():
         async with running(make_config()) as (server, client):
-            assert len((await client.list_harnesses()).harnesses) == 13
+            assert len((await client.list_harnesses()).harnesses) == len(load_seeds())
     asyncio.run(main())
 
 
@@ -196,7 +196,7 @@ def test_tls_from_cert_and_key_files(make_config, tmp_path):
         from jitagent.protocol.client import JitAgentClient
         async with running(config) as (server, _):
             async with JitAgentClient(f"127.0.0.1:{server.port}", tls_ca=cert.read_bytes()) as secure:
-                assert len((await secure.list_harnesses()).harnesses) == 13
+                assert len((await secure.list_harnesses()).harnesses) == len(load_seeds())
             async with JitAgentClient(f"127.0.0.1:{server.port}") as plain:
                 with pytest.raises(grpc.aio.AioRpcError):
                     await plain.list_harnesses()

@@ -20,7 +20,7 @@ from jitagent.fleet.services import (
     postgres_missing,
     redis_missing,
 )
-from jitagent.harness.seeds import seed_bank
+from jitagent.harness.seeds import load_seeds, seed_bank
 from jitagent.improvement.synthesis.synthesize import SynthesisConfig
 from jitagent.models.scripted import instant_model
 from jitagent.solving.config import PipelineConfig
@@ -66,7 +66,7 @@ def test_a_bank_on_postgres_carries_on_through_a_restart_of_its_server(postgres,
     try:
         seed_bank(bank)
         postgres.restart()  # as a crash: every pooled connection dies with it
-        assert len(bank.list_harnesses()) == 13  # a dead connection is replaced as it is taken
+        assert len(bank.list_harnesses()) == len(load_seeds())  # a dead connection is replaced as it is taken
         postgres.stop()
         bank.store.pool.timeout = 1.0
         start = time.monotonic()
@@ -74,7 +74,7 @@ def test_a_bank_on_postgres_carries_on_through_a_restart_of_its_server(postgres,
             bank.list_harnesses()
         assert time.monotonic() - start < 30  # it gives up, not waits for the server (2 loaded cores)
         postgres.start()
-        assert len(bank.list_harnesses()) == 13
+        assert len(bank.list_harnesses()) == len(load_seeds())
     finally:
         bank.close()
 

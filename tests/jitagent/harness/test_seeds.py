@@ -5,13 +5,13 @@ from jitagent.harness.seeds import load_seeds, resolve_harness
 # the order the seeds enter a bank (their files' NN_ prefix), which its listing and index follow
 ORDER = ["direct", "react", "plan_and_execute", "reflexion", "self_refine", "self_consistency",
          "program_of_thought", "codeact", "rewoo", "least_to_most", "recursive", "tree_of_thoughts",
-         "test_driven"]
+         "test_driven", "plain"]
 
 
-def test_thirteen_seeds_from_their_files_in_order_with_distinct_ids():
+def test_the_seeds_from_their_files_in_order_with_distinct_ids():
     seeds = load_seeds()
     assert list(seeds) == ORDER  # control_prompts.yaml beside them is not a seed
-    assert len({s.id for s in seeds.values()}) == 13
+    assert len({s.id for s in seeds.values()}) == len(ORDER)
     assert all(s.envelope.origin == "seed" and s.description for s in seeds.values())
 
 

@@ -220,8 +220,7 @@ def test_the_model_is_told_it_may_call_several_at_once_only_where_the_client_tak
 
 
 def test_a_native_harness_hands_the_functions_to_the_models_own_template_not_its_system_prompt():
-    direct = load_seeds()["direct"]
-    native = direct.variant("+native", "", "test", lambda data: data["tools"].update(client="native"))
+    native = load_seeds()["plain"]  # the model as its users serve it
     task = Task(id="t", prompt=ASK, client_tools=[TOTAL])
     call = '<tool_call>\n{"name": "get_order_total", "arguments": {"order_id": "A-1001"}}\n</tool_call>'
     model = ScriptedModel([call])

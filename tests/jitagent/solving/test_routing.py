@@ -2,9 +2,11 @@
 parent's failures — comes from `Routing.decide`, and the pipeline only carries it out (the real bank)."""
 
 from harness_bank.router import RouterConfig
+from jitagent.harness.seeds import load_seeds
 from jitagent.models.scripted import ScriptedModel
 from jitagent.solving.config import PipelineConfig
 from jitagent.solving.pipeline import JitPipeline
+from jitagent.tasks.task import ClientTool
 
 from ..improvement.test_examples import POT, VARIANT, solved, solver, task
 
@@ -12,7 +14,7 @@ from ..improvement.test_examples import POT, VARIANT, solved, solver, task
 def routing(bank, **router):
     model = solver(wrong=frozenset({2}))
     return JitPipeline(bank, ScriptedModel(["not called"]), model, PipelineConfig(router=RouterConfig(
-        references=1, **router))).routing, model
+        **({"references": 1} | router)))).routing, model
 
 
 def test_a_cold_cluster_is_written_for_from_its_references(seeded_bank):
@@ -73,3 +75,16 @@ def test_a_confined_pipeline_never_routes_to_a_harness_that_carries_code(seeded_
     assert coded.id not in {a.harness_id for a in decision.arms}  # not even among the arms weighed
     assert decision.spec is None or not decision.spec.code_sections
     assert not (pipeline.config.online_tools or pipeline.config.synthesis.dry_run)
+
+
+def test_a_task_with_the_clients_functions_weighs_the_model_as_served_and_no_other_task_does(seeded_bank):
+    """`plain` hands the client's functions to the model's own template: an arm of every task that carries
+    them, retrieved or not, and of no task without them, however many references are weighed."""
+    plain = load_seeds()["plain"].id
+    narrow, _ = routing(seeded_bank)
+    calls = task(1).model_copy(update={"client_tools": [ClientTool(name="get_total")]})
+    assert plain in {a.harness_id for a in narrow.decide(calls, seed=0).arms}
+    assert plain not in {a.harness_id for a in narrow.decide(task(1), seed=0).arms}
+    wide, _ = routing(seeded_bank, references=13)  # the most there may be, every other seed among them
+    weighed = {a.harness_id for a in wide.decide(task(1), seed=0).arms}
+    assert plain not in weighed and len(weighed) >= len(load_seeds()) - 2

@@ -186,13 +186,14 @@ class HarnessBank(WorkshopFacade, AdapterFacade, PracticeFacade):
         """Top-k harnesses for a task of `pool` (see Retrieval.search)."""
         return self.retrieval.search(self.embedder.embed_one(task_text), k, pool)
 
-    def arm_evidence(self, task_text: str, cluster: str, references: int,
-                     include: tuple[str, ...] = ()) -> tuple[list[ArmEvidence], float]:
+    def arm_evidence(self, task_text: str, cluster: str, references: int, include: tuple[str, ...] = (),
+                     exclude: tuple[str, ...] = ()) -> tuple[list[ArmEvidence], float]:
         """What a router needs for one task (see Retrieval.arm_evidence); `include`: harnesses that are
-        arms whether retrieved or not. Harnesses rolled back in this cluster are left out: an operator
-        retired them."""
+        arms whether retrieved or not, `exclude`: harnesses that are not. Harnesses rolled back in this
+        cluster are left out too: an operator retired them."""
         query = self.embedder.embed_one(task_text)
-        return self.retrieval.arm_evidence(query, cluster, references, self.retired(cluster), include)
+        return self.retrieval.arm_evidence(query, cluster, references, self.retired(cluster) | set(exclude),
+                                           include)
 
     # --- outcomes and runs ---------------------------------------------------------------
     def record_outcome(self, outcome: Outcome, run: RunRecord | None = None) -> Decision:

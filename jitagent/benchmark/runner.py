@@ -45,7 +45,7 @@ from jitagent.benchmark.digest import unit_context
 from jitagent.benchmark.ledger import Ledger, exhausted_in_synthesis, unit_row
 from jitagent.benchmark.progress import progress_bar
 from jitagent.benchmark.stats import mean_tokens, rank
-from jitagent.harness.seeds import load_seeds, seed_bank, spec_reader
+from jitagent.harness.seeds import seed_bank, seeds_for, spec_reader
 from jitagent.harness.spec import HarnessSpec
 from jitagent.improvement.adapters import adapter_variant, resolve
 from jitagent.improvement.examples import NOTHING, Shown, examples_for, with_examples
@@ -110,7 +110,7 @@ class Bench:
         config.out.mkdir(parents=True, exist_ok=True)
         self.ledger = Ledger(config.out / "results.jsonl")
         self.context = unit_context(solver.name, config.budget_s)  # a fixed unit is reused only within it
-        self.seeds = load_seeds()
+        self.seeds = seeds_for(load_suite(config.suite))  # `plain` where some task has the client's functions
         self.adapters = {}  # the adapter arms' adapters by id (as a model takes them), once trained
 
     def tasks(self, split: str, every: bool = False) -> list[Task]:

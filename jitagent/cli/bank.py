@@ -311,7 +311,7 @@ def cmd_warm(args) -> int:
     one's variant with examples. Resumable; --redo runs units again."""
     import asyncio
 
-    from jitagent.harness.seeds import load_seeds, seed_bank
+    from jitagent.harness.seeds import seed_bank, seeds_for
     from jitagent.models import load_model
     from jitagent.offline.warm import rank_seeds, warm_bank, with_examples_variants
     from jitagent.runtime.agent import Runtime
@@ -323,7 +323,7 @@ def cmd_warm(args) -> int:
         bank = _open(args, [solver.name])
         seed_bank(bank)
     runtime = Runtime(solver)
-    seeds = load_seeds()
+    seeds = seeds_for(tasks)
     first_pass = spread_over_types(tasks, len({t.type for t in tasks}))
     skipped = []
 

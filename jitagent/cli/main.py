@@ -328,8 +328,8 @@ def _add_bench(sub) -> None:
                    help="with --stream: train the solver's adapter again every N verified runs of a JIT arm, "
                    "the stream paused meanwhile (default: 0, never)")
     p.add_argument("--fixed-seeds", default=None, type=top_k,
-                   help="all | top:K — the K best seeds on the score split and the cheapest, when 13 "
-                   "do not fit the budget")
+                   help="all | top:K — the K best seeds on the score split and the cheapest, when every "
+                   "seed does not fit the budget")
     p.add_argument("--warm-seeds", default="top:4", type=top_k,
                    help="top:K — seeds jit_warm warms on learn: the K best on the score screen and the "
                    "cheapest")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from jitagent.common.safe_loading import yaml_load
 from jitagent.harness.spec import HarnessSpec, load_spec, parse_spec
+from jitagent.tasks.task import Task
 
 SEED_FILE = re.compile(r"\d+_\w+\.yaml")  # beside them, the *_prompts.yaml files are not seeds
 
@@ -30,6 +31,25 @@ def load_seeds() -> dict[str, HarnessSpec]:
                    key=lambda f: f.name)
     specs = [parse_spec(f.read_text()).derive(origin="seed", generator="human") for f in files]
     return {spec.name: spec for spec in specs}
+
+
+def offered(spec: HarnessSpec, task: Task) -> bool:
+    """Whether `spec` may run `task`. A harness that hands the client's functions to the model's own template
+    (`tools.client: native`) is, where there are none, the model bare with no format of ours: it runs only
+    tasks that carry them."""
+    return spec.tools.client != "native" or bool(task.client_tools)
+
+
+@cache
+def native_seeds() -> tuple[str, ...]:
+    """The ids of the seeds that hand the client's functions to the model's own template (`plain`)."""
+    return tuple(s.id for s in load_seeds().values() if s.tools.client == "native")
+
+
+def seeds_for(tasks: list[Task]) -> dict[str, HarnessSpec]:
+    """The seeds, by name, that may run some of `tasks` (see `offered`)."""
+    calls = any(t.client_tools for t in tasks)
+    return {name: s for name, s in load_seeds().items() if calls or s.tools.client != "native"}
 
 
 def resolve_harness(name_or_path: str) -> HarnessSpec:

@@ -130,8 +130,10 @@ class ActionSpec(_Strict):
     vote: Literal["majority", "judge"] = "majority"
     verify: Literal["none", "self_check", "run_tests"] = "none"
     temperature: float = Field(0.0, ge=0.0, le=2.0)
-    answer_from: Literal["text", "stdout"] = Field(
-        "text", description="`stdout`: the answer is the last line printed by the last program run")
+    answer_from: Literal["text", "stdout", "reply"] = Field(
+        "text", description="`text`: what the last reply commits to (`Final answer: X`, else its last line); "
+        "`stdout`: the last line printed by the last program run; `reply`: the whole last reply, as a chat's "
+        "user reads it")
 
     @property
     def answers_after_a_tool(self) -> bool:

@@ -30,6 +30,7 @@ from pathlib import Path
 from harness_bank import HarnessBank
 from harness_bank.router import Arm, Router
 from jitagent.common.usage import known_sum
+from jitagent.harness.seeds import offered
 from jitagent.harness.spec import HarnessSpec
 from jitagent.improvement.adapters import solver_for
 from jitagent.improvement.recording import record_verified
@@ -187,10 +188,11 @@ class Evolver:
         return {c: pair for c, pair in grouped.items() if pair[0]}
 
     async def _best(self, cluster: str, learn: list[Task]) -> Arm | None:
-        """The cluster's arm with the best posterior mean among those that ran there."""
+        """The cluster's arm with the best posterior mean among those that ran there and may run its tasks."""
         evidence, base = await asyncio.to_thread(self.bank.arm_evidence, learn[0].prompt, cluster,
                                                  self.pipeline.config.router.references)
-        ran = [a for a in self.router.arms(evidence, base) if a.evidence.runs]
+        ran = [a for a in self.router.arms(evidence, base)
+               if a.evidence.runs and offered(self.pipeline.spec_of(a.evidence.harness_id), learn[0])]
         return max(ran, key=lambda a: (a.mean, a.evidence.harness_id), default=None)
 
     async def _step(self, number: int, cluster: str, learn: list[Task], score: list[Task]) -> EvolveStep:

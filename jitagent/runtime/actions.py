@@ -56,7 +56,7 @@ class Action(Stage):
                        if m["role"] == "assistant" and "def " in code_of(m["content"])]
             if written:
                 return code_of(written[-1])
-        return parsing.extract_answer(reply)
+        return reply.strip() if self.spec.answer_from == "reply" else parsing.extract_answer(reply)
 
     def stdout_answer(self, call: parsing.ToolCall, result: ToolResult) -> str | None:
         """`answer_from: stdout`: the last line a program printed is the answer."""

@@ -16,15 +16,13 @@ from dataclasses import dataclass, field
 from harness_bank import HarnessBank
 from harness_bank.records import ArmEvidence
 from harness_bank.router import ArmSummary, Route, RouteChoice, Router
-from jitagent.harness.seeds import load_seeds
+from jitagent.harness.seeds import native_seeds, offered
 from jitagent.harness.spec import HarnessSpec
 from jitagent.improvement.synthesis.synthesize import Synthesis
 from jitagent.improvement.toolshop import Toolshop
 from jitagent.improvement.variants import free_variant
 from jitagent.solving.config import PipelineConfig
 from jitagent.tasks.task import Task
-
-NATIVE_SEEDS = tuple(s.id for s in load_seeds().values() if s.tools.client == "native")
 
 
 @dataclass(frozen=True)
@@ -99,10 +97,11 @@ class Routing:
         always has the seeds that hand them to the model's own template among its arms (the model as its
         users serve it, what a harness must beat there); a task without them has no arm that differs only
         where the client has functions."""
+        natives = native_seeds()
         evidence, base = self.bank.arm_evidence(task.prompt, cluster, self.config.router.references,
-                                                include=NATIVE_SEEDS if task.client_tools else ())
-        if not task.client_tools:
-            evidence = [e for e in evidence if self.spec_of(e.harness_id).tools.client != "native"]
+                                                include=natives if task.client_tools else (),
+                                                exclude=() if task.client_tools else natives)
+        evidence = [e for e in evidence if offered(self.spec_of(e.harness_id), task)]  # natives' variants
         if not self.config.runs_code:  # code sections would run unconfined here (JitPipeline.confine)
             evidence = [e for e in evidence if not self.spec_of(e.harness_id).code_sections]
         return evidence, base

@@ -164,7 +164,7 @@ def test_mismatch_between_index_and_db_is_repaired_on_open(tmp_path, embedder):
                           "LIMIT 1")
     bank.store.close()
     reopened = HarnessBank(tmp_path / "b.db", embedder=embedder)
-    assert reopened.repaired_on_open and reopened.index.size == 14
+    assert reopened.repaired_on_open and reopened.index.size == len(SEEDS) + 1
 
 
 def test_wal_and_schema_version(seeded_bank):

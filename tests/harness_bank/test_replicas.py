@@ -128,12 +128,12 @@ def test_an_index_cache_is_caught_up_on_open_and_one_of_another_database_rebuilt
     cache = tmp_path / "replica.faiss"
     first = HarnessBank(postgres_url, embedder=embedder, index_path=cache)
     seed_bank(first)
-    first.close()  # saves the cache: 13 vectors
+    first.close()  # saves the cache: the seeds' vectors
     other_replica = HarnessBank(postgres_url, embedder=embedder)
     other_replica.add_harness(variant("late"))  # written while the first replica is down
     other_replica.close()
     first = HarnessBank(postgres_url, embedder=embedder, index_path=cache)
-    assert first.repaired_on_open and first.index.size == first.watermark == 14
+    assert first.repaired_on_open and first.index.size == first.watermark == len(load_seeds()) + 1
     first.close()
     elsewhere = create_database(postgres_server, "elsewhere")  # same ids, other vectors
     bank = HarnessBank(elsewhere, embedder=embedder)

@@ -19,7 +19,7 @@ from harness_bank import HarnessBank
 from harness_bank.adapters import AdapterRecord
 from harness_bank.router import Router, RouterConfig
 from jitagent.common.usage import known_sum
-from jitagent.harness.seeds import spec_reader
+from jitagent.harness.seeds import offered, spec_reader
 from jitagent.harness.spec import HarnessSpec
 from jitagent.improvement.adapters import adapter_variant, solver_for
 from jitagent.improvement.recording import outcome_of
@@ -64,12 +64,13 @@ class Gate:
 
 
 def best_arm(bank: HarnessBank, spec_of, task: Task, cluster: str) -> HarnessSpec | None:
-    """The cluster's arm with the best posterior mean among those that ran there, without an adapter."""
+    """The cluster's arm with the best posterior mean among those that ran there and may run `task`, without
+    an adapter."""
     evidence, base = bank.arm_evidence(task.prompt, cluster, RouterConfig().references)
     ran = [a for a in Router(RouterConfig()).arms(evidence, base) if a.evidence.runs]
     specs = [(a.mean, a.evidence.harness_id) for a in ran]
     for _, harness_id in sorted(specs, reverse=True):
-        if (spec := spec_of(harness_id)).adapter is None:
+        if (spec := spec_of(harness_id)).adapter is None and offered(spec, task):
             return spec
     return None
 

@@ -6,9 +6,10 @@ import sys
 
 import pytest
 
-from jitagent.harness.seeds import load_seeds
+from jitagent.harness.seeds import load_seeds, seeds_for
 
 SEEDS = len(load_seeds())
+RUN = len(seeds_for([]))  # the seeds that run tasks without the client's functions (all but `plain`)
 
 
 def bank(tmp_path, *args, status=0):
@@ -84,7 +85,7 @@ def test_warm_runs_a_first_pass_then_the_top_seeds_and_resumes(tmp_path):
     # the 2 best, then each one's variant shown its cluster's verified solutions
     assert warmed["tasks"] == 6 and warmed["seeds"][2:] == [f"{s}+ex2" for s in warmed["seeds"][:2]]
     # the first pass: every seed on a task per type; then the 2 best on the other 4 tasks, their variants on 6
-    assert warmed["stats"]["outcomes"] == SEEDS * 2 + 2 * 4 + 2 * 6 and warmed["stats"]["clusters"] == 2
+    assert warmed["stats"]["outcomes"] == RUN * 2 + 2 * 4 + 2 * 6 and warmed["stats"]["clusters"] == 2
     assert bank(tmp_path, *args)["stats"]["outcomes"] == warmed["stats"]["outcomes"]  # nothing ran twice
 
 
@@ -100,16 +101,16 @@ def test_warm_records_nothing_that_failed_for_a_reason_of_the_command_line_and_r
                "--solver-model",
                "scripted:200", status=1)
     # a one-step harness whose only model call outlasts the budget still finished: it is recorded
-    assert cut["not_recorded"] >= 1 and cut["stats"]["outcomes"] == SEEDS - cut["not_recorded"]
+    assert cut["not_recorded"] >= 1 and cut["stats"]["outcomes"] == RUN - cut["not_recorded"]
     warmed = bank_run(tmp_path, "warm", "--suite", str(suite), "--budget-s", "60", "--no-examples",
                       "--solver-model",
                       "scripted", "--json")
-    assert warmed.returncode == 0 and json.loads(warmed.stdout)["stats"]["outcomes"] == SEEDS
+    assert warmed.returncode == 0 and json.loads(warmed.stdout)["stats"]["outcomes"] == RUN
     assert warmed.stderr.count("add-0: reward") == cut["not_recorded"]  # what was cut ran again, only that
     redone = bank_run(tmp_path, "warm", "--suite", str(suite), "--solver-model", "scripted", "--redo",
                       "--no-examples", "--json")
-    assert redone.returncode == 0 and redone.stderr.count("add-0: reward") == SEEDS  # each unit ran again
-    assert json.loads(redone.stdout)["stats"]["outcomes"] == SEEDS  # and replaced its outcome
+    assert redone.returncode == 0 and redone.stderr.count("add-0: reward") == RUN  # each unit ran again
+    assert json.loads(redone.stdout)["stats"]["outcomes"] == RUN  # and replaced its outcome
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +130,7 @@ def test_clusters_show_what_the_bank_learned(warmed):
     clusters = {c["cluster"]: c for c in bank(warmed, "clusters")}
     assert set(clusters) == {"type:add", "type:echo"}
     add = clusters["type:add"]
-    assert (add["outcomes"], add["tasks"]) == (2 * SEEDS, 2) and add["best"]["runs"] == 2
+    assert (add["outcomes"], add["tasks"]) == (2 * RUN, 2) and add["best"]["runs"] == 2
     assert add["best"]["low"] < add["best"]["posterior_mean"] < add["best"]["high"]
     assert clusters["type:echo"]["best"]["posterior_mean"] < add["best"]["posterior_mean"]
     shown = bank_run(warmed, "clusters")
@@ -138,7 +139,7 @@ def test_clusters_show_what_the_bank_learned(warmed):
 
 def test_arms_list_each_arms_posterior_and_plot_them_over_time(warmed, tmp_path):
     arms = bank(warmed, "arms", "type:add", "--plot", str(tmp_path / "add.png"))
-    assert len(arms) == SEEDS and all(a["runs"] == 2 for a in arms)
+    assert len(arms) == RUN and all(a["runs"] == 2 for a in arms)
     assert [a["posterior_mean"] for a in arms] == sorted((a["posterior_mean"] for a in arms), reverse=True)
     assert all(0 <= a["mean_reward"] <= 1 and a["routes"] == {} for a in arms)  # warm: no server routes
     assert (tmp_path / "add.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -1,6 +1,7 @@
 import re
 
-from jitagent.harness.seeds import load_seeds, resolve_harness
+from jitagent.harness.seeds import load_seeds, native_seeds, offered, resolve_harness, seeds_for
+from jitagent.tasks.task import ClientTool, Task
 
 # the order the seeds enter a bank (their files' NN_ prefix), which its listing and index follow
 ORDER = ["direct", "react", "plan_and_execute", "reflexion", "self_refine", "self_consistency",
@@ -13,6 +14,15 @@ def test_the_seeds_from_their_files_in_order_with_distinct_ids():
     assert list(seeds) == ORDER  # control_prompts.yaml beside them is not a seed
     assert len({s.id for s in seeds.values()}) == len(ORDER)
     assert all(s.envelope.origin == "seed" and s.description for s in seeds.values())
+
+
+def test_plain_runs_only_tasks_that_carry_the_clients_functions():
+    plain, direct = load_seeds()["plain"], load_seeds()["direct"]
+    calls = Task(id="t", prompt="The total of order A-1?", client_tools=[ClientTool(name="get_total")])
+    bare = Task(id="u", prompt="What is 2 + 3?")
+    assert offered(plain, calls) and not offered(plain, bare) and offered(direct, bare)
+    assert list(seeds_for([bare])) == ORDER[:-1] and list(seeds_for([bare, calls])) == ORDER
+    assert native_seeds() == (plain.id,)
 
 
 def test_a_harness_is_a_seed_by_name_or_a_spec_file(tmp_path):

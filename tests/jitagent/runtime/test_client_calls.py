@@ -239,3 +239,10 @@ def test_a_native_harness_hands_the_functions_to_the_models_own_template_not_its
     sent = model.calls[0]  # decoded under the schema, the functions described: never tools and a schema
     assert sent["tools"] is None and sent["json_schema"]
     assert "get_order_total" in sent["messages"][0]["content"]
+
+
+def test_plain_answers_without_a_call_with_its_whole_reply_as_a_chats_user_reads_it():
+    prose = "No function here gives the weather.\nAsk a weather service instead."
+    result, _ = run(Task(id="t", prompt="What is the weather in Paris?", client_tools=[TOTAL]), [prose],
+                    seed="plain")
+    assert result.client_calls == [] and result.answer == prose

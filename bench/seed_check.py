@@ -29,22 +29,9 @@ import time
 from pathlib import Path
 
 from jitagent.benchmark.digest import runtime_digest
+from jitagent.benchmark.machine import probe_seconds, scaled_budget
 
 DEFAULT_TASKS = dict(suite="reasoning_gym", split="final", limit=10)  # one per type: 130 units, ~25 min
-
-
-# A fixed request, prefill and decoding both, to time this machine's model against the baseline's.
-PROBE = "List the numbers from 1 to 40 in words, one per line, then say how many letters each one has."
-
-
-async def probe_seconds(model, repeats: int = 3) -> float:
-    """The fastest of a few runs of the probe (each with its own first line, so no prompt cache helps)."""
-    walls = []
-    for i in range(repeats + 1):  # the first call loads the model and warms its caches: not counted
-        start = time.monotonic()
-        await model.complete([{"role": "user", "content": f"Round {i}. {PROBE}"}], max_tokens=160)
-        walls.append(time.monotonic() - start)
-    return round(min(walls[1:]), 3)
 
 
 def budget_scale(baseline: list[dict], probe_s: float) -> float:
@@ -59,7 +46,9 @@ def unit_budget(baseline: list[dict], probe_s: float, budget_s: float) -> float:
     that did not record its budget): a baseline recorded at 52.6 s and checked at 30 s compares seeds
     cut at different points."""
     recorded = [u["budget_s"] for u in baseline if u.get("budget_s")]
-    return (statistics.median(recorded) if recorded else budget_s) * budget_scale(baseline, probe_s)
+    probes = [u["probe_s"] for u in baseline if u.get("probe_s")]
+    budget_s = statistics.median(recorded) if recorded else budget_s
+    return scaled_budget(budget_s, probe_s, statistics.median(probes)) if probes else budget_s
 
 
 def read_ledger(path: Path) -> list[dict]:

@@ -37,7 +37,7 @@ async def adapted_bank(bench, source: Path) -> tuple[Path, list[AdapterRecord]]:
         if adapter.gate is None:
             tasks = bench.tasks("score", every=True)
             job = bench.bar.add_task("gate", total=len(tasks))
-            async for _ in gate(bank, Runtime(bench.solver), adapter, tasks, bench.config.budget_s, Gate()):
+            async for _ in gate(bank, Runtime(bench.solver), adapter, tasks, bench.unit_budget_s, Gate()):
                 bench.bar.advance(job)
             adapter = bank.adapter(adapter.id)
         adapters = [adapter]
@@ -57,7 +57,7 @@ async def _train(bench, bank: HarnessBank, name: str, corrections: int) -> Adapt
     tally = Yield()
     if corrections:
         experts = Experts(bench.drafts.model, bench.solver,
-                          CorrectionConfig(tries=corrections, budget_s=bench.config.budget_s))
+                          CorrectionConfig(tries=corrections, budget_s=bench.unit_budget_s))
     records = await training_data(bank, spec_reader(bank), ExportConfig(held_out=held_out), experts, tally)
     job = bench.bar.add_task(f"train {name}", total=None)
 

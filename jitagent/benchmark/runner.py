@@ -22,6 +22,7 @@ import asyncio
 import json
 import random
 import statistics
+import sys
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -43,6 +44,7 @@ from jitagent.benchmark.arms import (
 from jitagent.benchmark.checking import scored
 from jitagent.benchmark.digest import unit_context
 from jitagent.benchmark.ledger import Ledger, exhausted_in_synthesis, unit_row
+from jitagent.benchmark.machine import probe_seconds, scaled_budget
 from jitagent.benchmark.progress import progress_bar
 from jitagent.benchmark.stats import mean_tokens, rank
 from jitagent.harness.seeds import seed_bank, seeds_for, spec_reader
@@ -72,6 +74,8 @@ class BenchConfig:
     repeats: int = 3
     n: int = 3
     budget_s: float = 60.0  # the same wall-clock budget per task for every arm
+    # the probe's seconds on the machine whose seconds budget_s means (machine.py); None: this machine's
+    reference_probe_s: float | None = None
     limit: int | None = None  # tasks of `final`, spread over the task types
     score_limit: int | None = None  # tasks of `score` the screen runs on; defaults to `limit`
     warm_limit: int | None = None  # tasks of `learn` the warm-up runs on; defaults to `limit`
@@ -111,6 +115,7 @@ class Bench:
         self.ledger = Ledger(config.out / "results.jsonl")
         self.context = unit_context(solver.name, config.budget_s)  # a fixed unit is reused only within it
         self.seeds = seeds_for(load_suite(config.suite))  # `plain` where some task has the client's functions
+        self.unit_budget_s = config.budget_s  # a unit's seconds here (measure_machine), for every arm alike
         self.adapters = {}  # the adapter arms' adapters by id (as a model takes them), once trained
 
     def tasks(self, split: str, every: bool = False) -> list[Task]:
@@ -122,7 +127,23 @@ class Bench:
         limits = {"score": self.config.score_limit, "learn": self.config.warm_limit}
         return spread_over_types(tasks, limits.get(split) or self.config.limit)
 
+    async def measure_machine(self) -> None:
+        """With a reference probe, time the probe here and give every unit `budget_s` of the reference
+        machine's model time in this machine's seconds; each start's measure goes to `machine.jsonl`. The
+        ledger's rows keep `budget_s` as asked: a unit is reused on a machine of another speed."""
+        if self.config.reference_probe_s is None:
+            return
+        probe_s = await probe_seconds(self.solver)
+        self.unit_budget_s = scaled_budget(self.config.budget_s, probe_s, self.config.reference_probe_s)
+        said = {"at": time.time(), "probe_s": probe_s, "reference_probe_s": self.config.reference_probe_s,
+                "budget_s": self.config.budget_s, "unit_budget_s": round(self.unit_budget_s, 2)}
+        with (self.config.out / "machine.jsonl").open("a") as f:
+            f.write(json.dumps(said) + "\n")
+        print(f"probe {probe_s:.2f} s against {self.config.reference_probe_s:g} s: "
+              f"{self.unit_budget_s:.1f} s a unit", file=sys.stderr, flush=True)
+
     async def run(self, progress: bool = True) -> None:
+        await self.measure_machine()
         final = self.tasks("final")
         arms = self.config.arms
         if only := [a for a in arms if a in STREAM_ONLY]:
@@ -158,7 +179,7 @@ class Bench:
     async def _execute(self, arm: str, spec: HarnessSpec, task: Task, repeat: int, route: str = "fixed",
                        shown: Shown = NOTHING, order: int | None = None) -> tuple[dict, RunResult]:
         """One unit, traced; its ledger row and the run. `shown`: the examples it is shown."""
-        deadline = time.monotonic() + self.config.budget_s
+        deadline = time.monotonic() + self.unit_budget_s
         solver = self.solver.with_adapter(self.adapters[spec.adapter]) if spec.adapter else None
         run = await self.runtime.run(spec, task, seed=repeat, deadline=deadline, examples=shown.messages,
                                      solver=solver)
@@ -228,7 +249,7 @@ class Bench:
             for task in tasks:
                 if bank.has_outcome(spec.id, task.id):
                     self.bar.advance(job)
-        async for unit in warm_bank(bank, self.runtime, specs, tasks, budget_s=self.config.budget_s,
+        async for unit in warm_bank(bank, self.runtime, specs, tasks, budget_s=self.unit_budget_s,
                                      out_of_budget_scores_zero=True):
             row = unit_row(f"{name}:{unit.name}", unit.task, 0, unit.run,
                            budget_exhausted=unit.budget_exhausted)
@@ -248,7 +269,7 @@ class Bench:
         writer = self.meta if arm == "jit_tools_small" else self.drafts
         config = PipelineConfig(toolmaking=ToolmakingConfig(verify_heldout=arm != "jit_tools_unverified"))
         pipeline = pipeline_on(path, self.meta, self.solver, config, writer=writer)
-        evolver = Evolver(pipeline, self.config.out / f"tools-{arm}.jsonl", budget_s=self.config.budget_s)
+        evolver = Evolver(pipeline, self.config.out / f"tools-{arm}.jsonl", budget_s=self.unit_budget_s)
         clusters = len({t.type for t in self.tasks("learn", every=True)})
         job = self.bar.add_task(f"tools:{arm}", total=clusters * len(config.toolmaking.stages))
         async for _ in evolver.tools(self.tasks("learn", every=True), self.tasks("score")):
@@ -324,7 +345,7 @@ class Bench:
         """One JIT unit, traced. `client`: the task as a client sends it and what it makes of the result (the
         stream checks the answer itself and reports it by run id); None: the server verifies."""
         start = time.monotonic()
-        deadline = start + self.config.budget_s
+        deadline = start + self.unit_budget_s
         try:
             result = await pipeline.solve(client.sent if client else task, seed=repeat, deadline=deadline)
         except (Cancelled, TimeoutError):

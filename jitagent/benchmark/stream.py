@@ -74,6 +74,7 @@ class Stream:
 
     async def run(self, progress: bool = True) -> None:
         bench = self.bench
+        await bench.measure_machine()
         with Units(len(self.tasks), enabled=progress) as units:
             bench.bar = units.bar
             await bench.screen()
@@ -100,7 +101,7 @@ class Stream:
                 copy_bank(start, path)
         retrain = RetrainConfig(every=self.config.retrain_every)
         # each try the budget a served unit has
-        practice = PracticeConfig(tries=self.config.practice, budget_s=self.bench.config.budget_s)
+        practice = PracticeConfig(tries=self.config.practice, budget_s=self.bench.unit_budget_s)
         return self.bench.stream_pipeline(path, config=PipelineConfig(retrain=retrain, practice=practice))
 
     async def _fixed(self, name: str, task: Task, order: int) -> dict | None:
@@ -115,7 +116,7 @@ class Stream:
         """The bare model's reply, checked as the client checks every arm's."""
         if self.bench.ledger.done(BARE, task.id, 0, self.bench.context):
             return None
-        run = await scored(task, await model.run(task, self.bench.config.budget_s))
+        run = await scored(task, await model.run(task, self.bench.unit_budget_s))
         row = unit_row(BARE, task, 0, run, budget_exhausted=run.interrupted, route=BARE, order=order)
         row |= self.bench.context
         self.bench.ledger.trace(row, run, harness=BARE)

@@ -39,6 +39,7 @@ from jitagent.cli.options import (
     CORRECTIONS,
     COUNT,
     RUNTIME,
+    SECONDS,
     SEED,
     TOOL_WRITER,
     USAGE,
@@ -189,7 +190,8 @@ def cmd_bench(args) -> int:
                or f"bench/out/{args.suite}-{solver.name}-{meta.name}".replace(":", "_").replace("/", "_"))
     arms = args.arms or (STREAMED_DEFAULT if args.stream else DEFAULT_ARMS)
     config = BenchConfig(suite=args.suite, out=out, repeats=args.repeats, n=args.n, budget_s=args.budget_s,
-                         limit=args.limit, score_limit=args.score_limit, warm_limit=args.warm_limit,
+                         reference_probe_s=args.reference_probe_s, limit=args.limit,
+                         score_limit=args.score_limit, warm_limit=args.warm_limit,
                          arms=tuple(arms), fixed_top=args.fixed_seeds, warm_top=args.warm_seeds,
                          train=config_from(args, TrainConfig, "train"), corrections=args.corrections)
     command = "jitagent " + " ".join(sys.argv[1:])
@@ -324,6 +326,10 @@ def _add_bench(sub) -> None:
                    default=0,
                    help="with --stream: on a failure reported with its check, the server tries the task "
                    "again with up to N other arms of its cluster, the stream paused meanwhile (default: 0)")
+    p.add_argument("--reference-probe-s", type=SECONDS, default=None,
+                   help="the probe's seconds (jitagent/benchmark/machine.py) on the machine whose seconds "
+                   "--budget-s means: each unit gets --budget-s x (this machine's probe / this), the same "
+                   "model time on any machine (default: seconds here as they are)")
     p.add_argument("--retrain-every", type=SEED, default=0,
                    help="with --stream: train the solver's adapter again every N verified runs of a JIT arm, "
                    "the stream paused meanwhile (default: 0, never)")

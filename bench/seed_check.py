@@ -149,15 +149,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tolerance", type=float, default=0.25,
                         help="allowed drop in success / rise in out-of-budget share per seed")
     args = parser.parse_args(argv)
-    from jitagent.harness.seeds import load_seeds
+    from jitagent.harness.seeds import seeds_for
     from jitagent.tasks.task import load_suite
 
-    seeds = args.seeds or list(load_seeds())
     tasks = load_suite(args.suite, args.split)
     if args.limit:  # 0: every task of the split
         from jitagent.tasks.task import spread_over_types
 
         tasks = spread_over_types(tasks, args.limit)
+    seeds = args.seeds or list(seeds_for(tasks))  # `plain` only where tasks carry the client's functions
     args.out.parent.mkdir(parents=True, exist_ok=True)
     baseline = read_ledger(args.baseline) if args.baseline else []
     asyncio.run(run_units(seeds, tasks, args.model, args.budget_s, args.out, baseline))

@@ -231,12 +231,18 @@ class Router:
         return max(cfg.synth_floor, cfg.synth_start * cfg.synth_half_life / (cfg.synth_half_life + evidence))
 
     def choose(self, evidence: list[ArmEvidence], base: float, rng: random.Random,
-               seen: int | None = None, code_due: CodeDue | None = None) -> RouteChoice:
+               seen: int | None = None, code_due: CodeDue | None = None,
+               first: frozenset[str] = frozenset()) -> RouteChoice:
         """`seen`: the tasks the cluster has seen, the horizon exploring must pay back over (unless the
         config sets one); None and no configured horizon: every draw stands. `code_due`: where the draw
         is for synthesis and the cluster's best arm plateaus, code is written instead (between tasks)
-        while that arm runs."""
+        while that arm runs. `first`: baselines, each run once in the cluster before anything else, so
+        that what is written or drawn after has their record to beat (and a synthesis a parent to mutate)."""
         arms = self.arms(evidence, base)
+        unmeasured = (a for a in arms if a.evidence.harness_id in first and not a.evidence.runs)
+        if baseline := next(unmeasured, None):
+            return RouteChoice("explore", baseline, min(arms, key=self.rank), arms,
+                               f"{baseline.evidence.name}, a baseline, runs once before the cluster's draws")
         weight = sum(a.evidence.runs for a in arms) + sum(min(a.evidence.near_weight,
                                                               self.config.prior_weight)
                                                           for a in arms if a.evidence.runs == 0)

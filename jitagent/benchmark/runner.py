@@ -115,7 +115,7 @@ class Bench:
         self.ledger = Ledger(config.out / "results.jsonl")
         self.context = unit_context(solver.name, config.budget_s)  # a fixed unit is reused only within it
         self.seeds = seeds_for(load_suite(config.suite))  # `plain` where some task has the client's functions
-        self.unit_budget_s = config.budget_s  # a unit's seconds here (measure_machine), for every arm alike
+        self.slowness = 1.0  # this machine's probe over the reference's (measure_machine)
         self.adapters = {}  # the adapter arms' adapters by id (as a model takes them), once trained
 
     def tasks(self, split: str, every: bool = False) -> list[Task]:
@@ -127,6 +127,11 @@ class Bench:
         limits = {"score": self.config.score_limit, "learn": self.config.warm_limit}
         return spread_over_types(tasks, limits.get(split) or self.config.limit)
 
+    @property
+    def unit_budget_s(self) -> float:
+        """A unit's seconds on this machine, for every arm alike."""
+        return self.config.budget_s * self.slowness
+
     async def measure_machine(self) -> None:
         """With a reference probe, time the probe here and give every unit `budget_s` of the reference
         machine's model time in this machine's seconds; each start's measure goes to `machine.jsonl`. The
@@ -134,7 +139,7 @@ class Bench:
         if self.config.reference_probe_s is None:
             return
         probe_s = await probe_seconds(self.solver)
-        self.unit_budget_s = scaled_budget(self.config.budget_s, probe_s, self.config.reference_probe_s)
+        self.slowness = scaled_budget(1.0, probe_s, self.config.reference_probe_s)
         said = {"at": time.time(), "probe_s": probe_s, "reference_probe_s": self.config.reference_probe_s,
                 "budget_s": self.config.budget_s, "unit_budget_s": round(self.unit_budget_s, 2)}
         with (self.config.out / "machine.jsonl").open("a") as f:

@@ -70,7 +70,7 @@ class Routing:
         rng = random.Random(zlib.crc32(f"{seed}:{task.id}:{task.prompt}".encode()))
         code_due = functools.partial(self.toolshop.due, cluster) if self.config.online_tools else None
         choice = self.router.choose(evidence, base, rng, seen=self.bank.tasks_seen(cluster),
-                                    code_due=code_due)
+                                    code_due=code_due, first=self._baselines(task))
         if choice.route != "synthesized":
             spec = self.spec_of(choice.arm.evidence.harness_id)
             return RouteDecision(cluster, choice, choice.route, spec,
@@ -92,14 +92,19 @@ class Routing:
         evidence, base = self._evidence(task, cluster)
         return [a.evidence.harness_id for a in sorted(self.router.arms(evidence, base), key=self.router.rank)]
 
+    @staticmethod
+    def _baselines(task: Task) -> frozenset[str]:
+        """The model as its users serve it, where the task carries the client's functions."""
+        return frozenset(native_seeds()) if task.client_tools else frozenset()
+
     def _evidence(self, task: Task, cluster: str) -> tuple[list[ArmEvidence], float]:
         """The arms' evidence the router weighs, and the task's base rate. A task with the client's functions
         always has the seeds that hand them to the model's own template among its arms (the model as its
         users serve it, what a harness must beat there); a task without them has no arm that differs only
         where the client has functions."""
-        natives = native_seeds()
+        natives = tuple(native_seeds())
         evidence, base = self.bank.arm_evidence(task.prompt, cluster, self.config.router.references,
-                                                include=natives if task.client_tools else (),
+                                                include=tuple(self._baselines(task)),
                                                 exclude=() if task.client_tools else natives)
         evidence = [e for e in evidence if offered(self.spec_of(e.harness_id), task)]  # natives' variants
         if not self.config.runs_code:  # code sections would run unconfined here (JitPipeline.confine)

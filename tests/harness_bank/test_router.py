@@ -214,3 +214,14 @@ def test_exploring_a_dearer_arm_must_pay_back_its_tokens_too():
     assert pays_back(dear, best, 30, 32, price=0.0)  # the same reward: exploring costs nothing
     assert not pays_back(dear, best, 30, 32, price=0.1)  # 2,000 more tokens a task must buy 20 points
     assert pays_back(dear, best, 3000, 32, price=0.1)  # a long stream ahead may still repay finding out
+
+
+def test_a_baseline_runs_once_in_a_cluster_before_any_draw_or_synthesis():
+    router = Router(RouterConfig(synth_start=1, synth_floor=1))  # every draw would be a synthesis
+    cold = [arm("written", 0, 0.0), arm("baseline", 0, 0.0)]
+    first = frozenset({"baseline"})
+    choices = [router.choose(cold, 0.5, random.Random(s), first=first) for s in range(20)]
+    assert {(c.route, c.arm.evidence.name) for c in choices} == {("explore", "baseline")}
+    assert "a baseline" in choices[0].reason
+    measured = [arm("written", 2, 1.0), arm("baseline", 1, 0.0)]
+    assert router.choose(measured, 0.5, random.Random(0), first=first).route == "synthesized"

@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+import time
 
 import pytest
 
@@ -23,9 +24,16 @@ def test_each_start_measures_the_machine_and_units_run_in_its_seconds_while_rows
     assert len(measured) == 1 and measured[0]["reference_probe_s"] == 100.0
     assert bench.unit_budget_s == pytest.approx(scaled_budget(60.0, measured[0]["probe_s"], 100.0))
     assert 0.02 < bench.unit_budget_s < 0.2
-    task = bench.tasks("final")[0]
-    row, _ = asyncio.run(bench._execute("fixed:react", bench.seeds["react"], task, 0))
-    assert row["budget_exhausted"] and row["budget_s"] == 60.0  # cut here in 0.03 s; reused as a 60 s unit
+    given, run = [], bench.runtime.run
+
+    async def timed_run(spec, task, **kw):
+        given.append(kw["deadline"] - time.monotonic())
+        return await run(spec, task, **kw)
+
+    bench.runtime.run = timed_run
+    row, _ = asyncio.run(bench._execute("fixed:direct", bench.seeds["direct"], bench.tasks("final")[0], 0))
+    assert bench.unit_budget_s - 0.01 < given[0] <= bench.unit_budget_s  # this machine's seconds
+    assert row["budget_s"] == 60.0  # and the row says the budget asked: reused as a 60 s unit
 
 
 def test_without_a_reference_the_seconds_are_this_machines(tmp_path):

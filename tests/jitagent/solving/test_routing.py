@@ -88,3 +88,13 @@ def test_a_task_with_the_clients_functions_weighs_the_model_as_served_and_no_oth
     wide, _ = routing(seeded_bank, references=13)  # the most there may be, every other seed among them
     weighed = {a.harness_id for a in wide.decide(task(1), seed=0).arms}
     assert plain not in weighed and len(weighed) == len(load_seeds()) - 1  # nor does it take a place
+
+
+def test_a_task_with_the_clients_functions_measures_the_model_as_served_first_in_its_cluster(seeded_bank):
+    plain = load_seeds()["plain"]
+    decide, _ = routing(seeded_bank, synth_start=1, synth_floor=1)  # every draw would be a synthesis
+    calls = [task(n).model_copy(update={"client_tools": [ClientTool(name="get_total")]}) for n in (1, 2)]
+    first = decide.decide(calls[0], seed=0)
+    assert (first.route, first.spec.id) == ("explore", plain.id) and "a baseline" in first.text
+    solved(seeded_bank, plain, calls[0], ScriptedModel(["7"]))
+    assert "a baseline" not in decide.decide(calls[1], seed=0).text  # measured once: the draws take over

@@ -188,12 +188,9 @@ class HarnessBank(WorkshopFacade, AdapterFacade, PracticeFacade):
 
     def arm_evidence(self, task_text: str, cluster: str, references: int, include: tuple[str, ...] = (),
                      exclude: tuple[str, ...] = ()) -> tuple[list[ArmEvidence], float]:
-        """What a router needs for one task (see Retrieval.arm_evidence); `include`: harnesses that are
-        arms whether retrieved or not, `exclude`: harnesses that are not. Harnesses rolled back in this
-        cluster are left out too: an operator retired them."""
-        query = self.embedder.embed_one(task_text)
-        return self.retrieval.arm_evidence(query, cluster, references, self.retired(cluster) | set(exclude),
-                                           include)
+        """What a router needs for a task (Retrieval.arm_evidence): never `exclude` nor a rolled-back arm."""
+        return self.retrieval.arm_evidence(self.embedder.embed_one(task_text), cluster, references,
+                                           self.retired(cluster) | set(exclude), include)
 
     # --- outcomes and runs ---------------------------------------------------------------
     def record_outcome(self, outcome: Outcome, run: RunRecord | None = None) -> Decision:

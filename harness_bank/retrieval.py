@@ -104,7 +104,7 @@ class Retrieval:
         """What a router needs for one task: every harness with outcomes in its cluster, the top
         `references` and those of `include` the bank holds, each with its record here, on the nearest past
         tasks of other clusters and elsewhere in its pool; and the task's base rate. The `retired`
-        harnesses are left out."""
+        harnesses (rolled back in the cluster, or left out by the caller) are not arms."""
         pool = pool_of(cluster)
         near = self._near(query, pool)
         hits = self._rank(query, near, references, exclude=frozenset(retired), pool=pool)

@@ -5,7 +5,10 @@ units out of budget where it had run 2% (BENCHMARKS.md, issue 43)."""
 
 from __future__ import annotations
 
+import json
+import sys
 import time
+from pathlib import Path
 
 # A fixed request, prefill and decoding both.
 PROBE = "List the numbers from 1 to 40 in words, one per line, then say how many letters each one has."
@@ -25,3 +28,17 @@ def scaled_budget(budget_s: float, probe_s: float, reference_probe_s: float) -> 
     """`budget_s` of the reference machine's model time (its probe took `reference_probe_s`) in this
     machine's seconds (its probe took `probe_s`): more on a slower machine, less on a faster one."""
     return budget_s * probe_s / reference_probe_s
+
+
+async def slowness(model, reference_probe_s: float, budget_s: float, log: Path) -> float:
+    """This machine's probe over the reference's: a unit's `budget_s` of the reference's model time is
+    `budget_s` times this here. Each measure is appended to `log` (one JSON line a start) and said."""
+    probe_s = await probe_seconds(model)
+    unit_s = scaled_budget(budget_s, probe_s, reference_probe_s)
+    said = {"at": time.time(), "probe_s": probe_s, "reference_probe_s": reference_probe_s,
+            "budget_s": budget_s, "unit_budget_s": round(unit_s, 2)}
+    with log.open("a") as f:
+        f.write(json.dumps(said) + "\n")
+    print(f"probe {probe_s:.2f} s against {reference_probe_s:g} s: {unit_s:.1f} s a unit", file=sys.stderr,
+          flush=True)
+    return probe_s / reference_probe_s

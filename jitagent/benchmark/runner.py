@@ -22,7 +22,6 @@ import asyncio
 import json
 import random
 import statistics
-import sys
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -44,7 +43,7 @@ from jitagent.benchmark.arms import (
 from jitagent.benchmark.checking import scored
 from jitagent.benchmark.digest import unit_context
 from jitagent.benchmark.ledger import Ledger, exhausted_in_synthesis, unit_row
-from jitagent.benchmark.machine import probe_seconds, scaled_budget
+from jitagent.benchmark.machine import slowness
 from jitagent.benchmark.progress import progress_bar
 from jitagent.benchmark.stats import mean_tokens, rank
 from jitagent.harness.seeds import seed_bank, seeds_for, spec_reader
@@ -133,19 +132,11 @@ class Bench:
         return self.config.budget_s * self.slowness
 
     async def measure_machine(self) -> None:
-        """With a reference probe, time the probe here and give every unit `budget_s` of the reference
-        machine's model time in this machine's seconds; each start's measure goes to `machine.jsonl`. The
-        ledger's rows keep `budget_s` as asked: a unit is reused on a machine of another speed."""
-        if self.config.reference_probe_s is None:
-            return
-        probe_s = await probe_seconds(self.solver)
-        self.slowness = scaled_budget(1.0, probe_s, self.config.reference_probe_s)
-        said = {"at": time.time(), "probe_s": probe_s, "reference_probe_s": self.config.reference_probe_s,
-                "budget_s": self.config.budget_s, "unit_budget_s": round(self.unit_budget_s, 2)}
-        with (self.config.out / "machine.jsonl").open("a") as f:
-            f.write(json.dumps(said) + "\n")
-        print(f"probe {probe_s:.2f} s against {self.config.reference_probe_s:g} s: "
-              f"{self.unit_budget_s:.1f} s a unit", file=sys.stderr, flush=True)
+        """With a reference probe, every unit gets `budget_s` of the reference machine's model time in this
+        machine's seconds (machine.slowness); the ledger's rows keep `budget_s` as asked."""
+        if self.config.reference_probe_s is not None:
+            self.slowness = await slowness(self.solver, self.config.reference_probe_s, self.config.budget_s,
+                                           self.config.out / "machine.jsonl")
 
     async def run(self, progress: bool = True) -> None:
         await self.measure_machine()

@@ -315,24 +315,11 @@ def _add_bench(sub) -> None:
                    help="a stream instead of `final`: this many tasks of every family, interleaved, answered "
                    "one at a time by every arm and reported by run id (reasoning_gym makes them with a seed "
                    "of the stream's own; another suite gives its final tasks)")
-    p.add_argument("--stream-seed", type=SEED, default=STREAM_SEED,
-                   help=f"the stream's seed: its tasks and order (default: {STREAM_SEED})")
-    p.add_argument("--window", type=COUNT, default=100,
-                   help="stream tasks per point of the curve (default: 100)")
-    p.add_argument("--untyped", action="store_true",
-                   help="with --stream: the JIT arms get no task type (clusters from the text, as most "
-                   "clients send); the report still reads the families")
-    p.add_argument("--practice", type=FieldRange("jitagent.improvement.practice:PracticeConfig", "tries"),
-                   default=0,
-                   help="with --stream: on a failure reported with its check, the server tries the task "
-                   "again with up to N other arms of its cluster, the stream paused meanwhile (default: 0)")
+    _add_stream_options(p)
     p.add_argument("--reference-probe-s", type=SECONDS, default=None,
                    help="the probe's seconds (jitagent/benchmark/machine.py) on the machine whose seconds "
                    "--budget-s means: each unit gets --budget-s x (this machine's probe / this), the same "
                    "model time on any machine (default: seconds here as they are)")
-    p.add_argument("--retrain-every", type=SEED, default=0,
-                   help="with --stream: train the solver's adapter again every N verified runs of a JIT arm, "
-                   "the stream paused meanwhile (default: 0, never)")
     p.add_argument("--fixed-seeds", default=None, type=top_k,
                    help="all | top:K — the K best seeds on the score split and the cheapest, when every "
                    "seed does not fit the budget")
@@ -350,6 +337,24 @@ def _add_bench(sub) -> None:
                    "--tool-writer")
     config_options(p, TrainConfig, "train")  # the adapter arms' LoRA
     p.set_defaults(func=cmd_bench)
+
+
+def _add_stream_options(p) -> None:
+    """What `bench --stream` reads besides the suite and the arms."""
+    p.add_argument("--stream-seed", type=SEED, default=STREAM_SEED,
+                   help=f"the stream's seed: its tasks and order (default: {STREAM_SEED})")
+    p.add_argument("--window", type=COUNT, default=100,
+                   help="stream tasks per point of the curve (default: 100)")
+    p.add_argument("--untyped", action="store_true",
+                   help="with --stream: the JIT arms get no task type (clusters from the text, as most "
+                   "clients send); the report still reads the families")
+    p.add_argument("--practice", type=FieldRange("jitagent.improvement.practice:PracticeConfig", "tries"),
+                   default=0,
+                   help="with --stream: on a failure reported with its check, the server tries the task "
+                   "again with up to N other arms of its cluster, the stream paused meanwhile (default: 0)")
+    p.add_argument("--retrain-every", type=SEED, default=0,
+                   help="with --stream: train the solver's adapter again every N verified runs of a JIT arm, "
+                   "the stream paused meanwhile (default: 0, never)")
 
 
 def _add_evolve(sub) -> None:

@@ -5,14 +5,14 @@ in `seeds/*_prompts.yaml`, read here."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import Protocol
 
 from jitagent.common.safe_loading import yaml_load
 from jitagent.harness.spec import HarnessSpec, load_spec, parse_spec
-from jitagent.tasks.task import Task
 
 SEED_FILE = re.compile(r"\d+_\w+\.yaml")  # beside them, the *_prompts.yaml files are not seeds
 
@@ -33,7 +33,13 @@ def load_seeds() -> dict[str, HarnessSpec]:
     return {spec.name: spec for spec in specs}
 
 
-def offered(spec: HarnessSpec, task: Task) -> bool:
+class CarriesFunctions(Protocol):
+    """A task as far as the seeds care (`jitagent.tasks.task.Task`, a layer above): the client's functions."""
+
+    client_tools: list
+
+
+def offered(spec: HarnessSpec, task: CarriesFunctions) -> bool:
     """Whether `spec` may run `task`. A harness that hands the client's functions to the model's own template
     (`tools.client: native`) is, where there are none, the model bare with no format of ours: it runs only
     tasks that carry them."""
@@ -46,7 +52,7 @@ def native_seeds() -> tuple[str, ...]:
     return tuple(s.id for s in load_seeds().values() if s.tools.client == "native")
 
 
-def seeds_for(tasks: list[Task]) -> dict[str, HarnessSpec]:
+def seeds_for(tasks: Iterable[CarriesFunctions]) -> dict[str, HarnessSpec]:
     """The seeds, by name, that may run some of `tasks` (see `offered`)."""
     calls = any(t.client_tools for t in tasks)
     return {name: s for name, s in load_seeds().items() if calls or s.tools.client != "native"}

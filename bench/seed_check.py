@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 from jitagent.benchmark.digest import runtime_digest
-from jitagent.benchmark.machine import probe_seconds, scaled_budget
+from jitagent.benchmark.machine import probe_seconds
 
 DEFAULT_TASKS = dict(suite="reasoning_gym", split="final", limit=10)  # one per type: 130 units, ~25 min
 
@@ -46,9 +46,7 @@ def unit_budget(baseline: list[dict], probe_s: float, budget_s: float) -> float:
     that did not record its budget): a baseline recorded at 52.6 s and checked at 30 s compares seeds
     cut at different points."""
     recorded = [u["budget_s"] for u in baseline if u.get("budget_s")]
-    probes = [u["probe_s"] for u in baseline if u.get("probe_s")]
-    budget_s = statistics.median(recorded) if recorded else budget_s
-    return scaled_budget(budget_s, probe_s, statistics.median(probes)) if probes else budget_s
+    return (statistics.median(recorded) if recorded else budget_s) * budget_scale(baseline, probe_s)
 
 
 def read_ledger(path: Path) -> list[dict]:

@@ -34,11 +34,11 @@ async def slowness(model, reference_probe_s: float, budget_s: float, log: Path) 
     """This machine's probe over the reference's: a unit's `budget_s` of the reference's model time is
     `budget_s` times this here. Each measure is appended to `log` (one JSON line a start) and said."""
     probe_s = await probe_seconds(model)
-    unit_s = scaled_budget(budget_s, probe_s, reference_probe_s)
+    unit_s = scaled_budget(budget_s, probe_s, reference_probe_s)  # what the log and the line say
     said = {"at": time.time(), "probe_s": probe_s, "reference_probe_s": reference_probe_s,
             "budget_s": budget_s, "unit_budget_s": round(unit_s, 2)}
     with log.open("a") as f:
         f.write(json.dumps(said) + "\n")
     print(f"probe {probe_s:.2f} s against {reference_probe_s:g} s: {unit_s:.1f} s a unit", file=sys.stderr,
           flush=True)
-    return probe_s / reference_probe_s
+    return unit_s / budget_s

@@ -102,10 +102,10 @@ class Routing:
         always has the seeds that hand them to the model's own template among its arms (the model as its
         users serve it, what a harness must beat there); a task without them has no arm that differs only
         where the client has functions."""
-        natives = tuple(native_seeds())
+        natives = native_seeds()
+        include, exclude = (natives, ()) if task.client_tools else ((), natives)
         evidence, base = self.bank.arm_evidence(task.prompt, cluster, self.config.router.references,
-                                                include=tuple(self._baselines(task)),
-                                                exclude=() if task.client_tools else natives)
+                                                include=include, exclude=exclude)
         evidence = [e for e in evidence if offered(self.spec_of(e.harness_id), task)]  # natives' variants
         if not self.config.runs_code:  # code sections would run unconfined here (JitPipeline.confine)
             evidence = [e for e in evidence if not self.spec_of(e.harness_id).code_sections]

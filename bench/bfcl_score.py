@@ -49,17 +49,24 @@ NON_LIVE = ("simple_python", "multiple", "parallel", "parallel_multiple")
 LIVE = ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple")
 
 
+def unpacked(wheel: Path) -> tempfile.TemporaryDirectory:
+    """The wheel's `bfcl_eval` unpacked into a temporary folder and importable from there, its
+    `constants.model_config` replaced (kept as long as the folder is)."""
+    folder = tempfile.TemporaryDirectory()
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(folder.name, [n for n in archive.namelist() if n.startswith("bfcl_eval/")])
+    sys.path.insert(0, folder.name)
+    stub = types.ModuleType("bfcl_eval.constants.model_config")
+    stub.MODEL_CONFIG_MAPPING = {MODEL: types.SimpleNamespace(underscore_to_dot=True)}
+    sys.modules[stub.__name__] = stub
+    return folder
+
+
 class Checker:
-    """BFCL's checker from the wheel, unpacked into a temporary folder."""
+    """BFCL's checker from the wheel."""
 
     def __init__(self, wheel: Path):
-        self._dir = tempfile.TemporaryDirectory()
-        with zipfile.ZipFile(wheel) as archive:
-            archive.extractall(self._dir.name, [n for n in archive.namelist() if n.startswith("bfcl_eval/")])
-        sys.path.insert(0, self._dir.name)
-        stub = types.ModuleType("bfcl_eval.constants.model_config")
-        stub.MODEL_CONFIG_MAPPING = {MODEL: types.SimpleNamespace(underscore_to_dot=True)}
-        sys.modules[stub.__name__] = stub
+        self._dir = unpacked(wheel)
         from bfcl_eval.constants.enums import Language
         from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker
         from bfcl_eval.utils import is_empty_output, is_function_calling_format_output

@@ -35,8 +35,9 @@ class BareModel:
         self.path, self.n_ctx = path, n_ctx
         self._llm = None
 
-    async def run(self, task: Task, budget_s: float) -> RunResult:
-        """The task's text as the user's message, its client tools as the request's tools. A failure (a
+    async def run(self, task: Task, budget_s: float, messages: list[dict] | None = None) -> RunResult:
+        """The task's text as the user's message (`messages`: the conversation so far instead, in OpenAI's
+        shape, as a client holding it sends it), its client tools as the request's tools. A failure (a
         prompt past the context, say) is the unit's error, as the runtime makes a model's failure."""
         from jitagent.models.interruptible import Interrupted
 
@@ -46,7 +47,7 @@ class BareModel:
         self._llm.stopping = lambda: time.monotonic() >= start + budget_s
         try:
             out = await asyncio.to_thread(self._llm.create_chat_completion, temperature=0.0,
-                                          messages=[{"role": "user", "content": task.prompt}],
+                                          messages=messages or [{"role": "user", "content": task.prompt}],
                                           tools=tools or None, max_tokens=MAX_TOKENS)
         except (Interrupted, ValueError, RuntimeError) as exc:  # llama-cpp-python's failures are these
             out_of_time = isinstance(exc, Interrupted)

@@ -81,6 +81,17 @@ def test_the_bare_model_gets_the_tools_and_its_reply_is_a_run_with_its_calls_and
     assert answered.answer == "The area is 25." and answered.client_calls == []
 
 
+def test_a_conversation_a_client_holds_goes_to_the_bare_model_as_its_messages():
+    model, llm = bare("The area is 100.")
+    conversation = [{"role": "user", "content": "Area?"},
+                    {"role": "assistant", "content": None, "tool_calls": [{"id": "c0", "type": "function",
+                                                                          "function": CALL}]},
+                    {"role": "tool", "tool_call_id": "c0", "content": "100"}]
+    run = asyncio.run(model.run(Task(id="t", prompt="Area?", client_tools=TOOLS), budget_s=30,
+                                messages=conversation))
+    assert llm.asked[0]["messages"] == conversation and run.answer == "The area is 100."
+
+
 def test_a_failure_of_the_bare_model_is_the_units_error_with_its_tokens_unknown():
     model, _ = bare(ValueError("Requested tokens (5000) exceed context window of 4096"))
     run = asyncio.run(model.run(Task(id="t", prompt="Area?", client_tools=TOOLS), budget_s=30))

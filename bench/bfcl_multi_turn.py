@@ -1,0 +1,367 @@
+"""BFCL v4's `multi_turn_base` as a stream of episodes, the client's side holding BFCL's executable
+environments (the file system, the trading bot, the vehicle, ... of `bfcl_eval`, from the wheel).
+
+An entry is a conversation of user turns over the functions of its environment's classes. Each arm meets it as
+a client would serve it: every reply's calls are executed in the arm's own copy of the environment and their
+results sent back, until a reply makes no call (at most `--steps` replies a turn, BFCL's limit unless set);
+then the next user turn. The episode is scored by BFCL's own `multi_turn_checker` (the environments' states
+and the calls' results after each turn against the ground truth's), on the calls as BFCL records them for a
+function-calling model (`name(k=repr(v), ...)`, only replies that made calls).
+
+Arms: `bare` (the solver's GGUF served with its own chat template, the whole conversation as messages, as
+`bench`'s bare arm) and `jit_stream` (each reply a `solve` of the conversation so far, as the OpenAI door
+turns a conversation into a task; the episode's reward reported for every run of it once it is scored, the
+only feedback its client has). Every reply gets the bench's unit budget (`--budget-s`, in the reference
+machine's model time with `--reference-probe-s`). Entries in a seeded order; every arm finishes an entry
+before any arm meets the next; rows in the bench's shape, one an episode (`results.jsonl`), each reply's
+trace and each episode's calls in `trajectories.jsonl`; resumable between episodes (an episode cut short is
+run again; the runs of its first try stay in the JIT bank unreported).
+
+Usage:
+  pip download --no-deps bfcl-eval==2026.3.23 -d /tmp/bfcl
+  python bench/bfcl_multi_turn.py RUN --wheel WHEEL --entries 20 --budget-s 30 --reference-probe-s 4.8
+  python bench/bfcl_multi_turn.py RUN --wheel WHEEL --report-only
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import statistics
+import sys
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from bfcl_score import unpacked
+from bfcl_suite import tool_of
+
+from jitagent.benchmark.arms import BARE
+from jitagent.benchmark.bare import BareModel
+from jitagent.benchmark.curve import gap, paired, stream_rows
+from jitagent.benchmark.ledger import Ledger, total_tokens
+from jitagent.benchmark.runner import Bench, BenchConfig
+from jitagent.benchmark.stream import bare_model
+from jitagent.common.usage import known_sum
+from jitagent.doors.openai_http import Message, conversation_text
+from jitagent.models.embedded import EmbeddedModel
+from jitagent.runtime.events import RunResult
+from jitagent.solving.events import SolveResult
+from jitagent.solving.feedback import Report
+from jitagent.solving.pipeline import JitPipeline
+from jitagent.tasks.task import ClientTool, Task
+
+CATEGORY = "multi_turn_base"
+JIT = "jit_stream"
+ORDER_SEED = 4402
+TOKENS = ("execution_tokens", "prompt_tokens", "completion_tokens", "synthesis_tokens", "repair_tokens")
+
+
+@dataclass
+class Entry:
+    """One entry as its client holds it: BFCL's record (turns, initial config, classes), the ground truth's
+    calls per turn, and the functions of its classes as client tools."""
+
+    raw: dict
+    truth: list[list[str]]
+    tools: list[ClientTool]
+
+    @property
+    def id(self) -> str:
+        return self.raw["id"]
+
+    def task(self, label: str, messages: list[dict]) -> Task:
+        """The conversation so far as the task a door makes of it."""
+        text = conversation_text([Message.model_validate(m) for m in messages])
+        return Task(id=label, prompt=text, type=CATEGORY, client_tools=self.tools)
+
+
+def read_entries(wheel: Path, doc_files: dict[str, str]) -> list[Entry]:
+    """The category's entries with their ground truth and functions (`doc_files`: each class's function
+    docs' file, BFCL's mapping)."""
+    with zipfile.ZipFile(wheel) as archive:
+        def lines(name: str) -> list[dict]:
+            return [json.loads(x) for x in archive.read(f"bfcl_eval/data/{name}").decode().splitlines()
+                    if x.strip()]
+        truth = {a["id"]: a["ground_truth"] for a in lines(f"possible_answer/BFCL_v4_{CATEGORY}.json")}
+        docs = {c: lines(f"multi_turn_func_doc/{f}") for c, f in doc_files.items()}
+        return [Entry(raw, truth[raw["id"]], [ClientTool(**tool_of(f)) for c in raw["involved_classes"]
+                                              for f in docs[c]])
+                for raw in lines(f"BFCL_v4_{CATEGORY}.json")]
+
+
+class Environments:
+    """BFCL's executable classes and checker from the wheel: one copy of an entry's environment per arm."""
+
+    def __init__(self, wheel: Path):
+        self._dir = unpacked(wheel)
+        from bfcl_eval.constants.executable_backend_config import MULTI_TURN_FUNC_DOC_FILE_MAPPING
+        from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
+        from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils import execute_multi_turn_func_call
+
+        self.doc_files = MULTI_TURN_FUNC_DOC_FILE_MAPPING
+        self._execute, self._check = execute_multi_turn_func_call, multi_turn_checker
+
+    def execute(self, arm: str, entry: Entry, calls: list[str]) -> list[str]:
+        """The calls' results in `arm`'s copy of the entry's environment (made at its first call)."""
+        results, _ = self._execute(calls, entry.raw.get("initial_config", {}), entry.raw["involved_classes"],
+                                   arm.replace(":", "_"), entry.id)
+        return results
+
+    def verdict(self, entry: Entry, made: list[list[list[str]]]) -> tuple[bool, str]:
+        """BFCL's verdict on an episode's calls (per turn, per reply that made calls)."""
+        try:
+            out = self._check(made, entry.truth, entry.raw, CATEGORY, "jitagent")
+        except Exception as exc:  # the checker's own failure on a malformed value: BFCL counts it a miss
+            return False, f"checker: {type(exc).__name__}: {exc}"
+        return out["valid"], out.get("error_message", "")
+
+
+def call_string(call: dict) -> str:
+    """A call as BFCL records a function-calling model's (`model_handler.utils.convert_to_function_call`)."""
+    return f"{call['name']}({','.join(f'{k}={v!r}' for k, v in call['arguments'].items())})"
+
+
+@dataclass
+class Reply:
+    """One reply of an arm in an episode: its calls, its text, its unit row, the run id to report to."""
+
+    calls: list[dict]
+    text: str
+    row: dict
+    run_id: str = ""
+
+
+class Answerer(Protocol):
+    name: str
+
+    async def reply(self, entry: Entry, label: str, messages: list[dict], order: int) -> Reply: ...
+
+    async def scored(self, replies: list[Reply], reward: float, verdict: str) -> None: ...
+
+
+@dataclass
+class BareArm:
+    """The GGUF served with its own chat template: the conversation as messages, calls' arguments as objects
+    (as llama.cpp's server hands them to a template)."""
+
+    bench: Bench
+    model: BareModel
+    name: str = BARE
+
+    async def reply(self, entry: Entry, label: str, messages: list[dict], order: int) -> Reply:
+        task = entry.task(label, messages)
+        run = await self.model.run(task, self.bench.unit_budget_s, messages=[objects(m) for m in messages])
+        row = bare_row(task, run)
+        self.bench.ledger.trace(row, run, harness=BARE)
+        return Reply(run.client_calls, run.trajectory.messages[-1]["content"], row)
+
+    async def scored(self, replies: list[Reply], reward: float, verdict: str) -> None:
+        """The bare model learns nothing."""
+
+
+def objects(message: dict) -> dict:
+    calls = message.get("tool_calls")
+    if not calls:
+        return message
+    return message | {"tool_calls": [c | {"function": c["function"] | {
+        "arguments": json.loads(c["function"]["arguments"])}} for c in calls]}
+
+
+@dataclass
+class JitArm:
+    """Each reply a `solve` of the conversation so far on the stream's bank; the episode's reward reported
+    for each of its runs."""
+
+    bench: Bench
+    pipeline: JitPipeline
+    name: str = JIT
+
+    async def reply(self, entry: Entry, label: str, messages: list[dict], order: int) -> Reply:
+        client = Unchecked(entry.task(label, messages))
+        row = await self.bench._solve(self.pipeline, self.name, client.sent, 0, order, client)
+        run = client.run
+        return Reply(run.client_calls if run else [], (run.answer or "") if run else "", row, client.run_id)
+
+    async def scored(self, replies: list[Reply], reward: float, verdict: str) -> None:
+        for reply in replies:
+            if reply.run_id:
+                await self.pipeline.report_outcome(Report(reward, verdict), run_id=reply.run_id)
+
+
+@dataclass
+class Unchecked:
+    """The bench's client side of one reply: nothing to check until the episode ends."""
+
+    sent: Task
+    run: RunResult | None = None
+    run_id: str = ""
+
+    async def answered(self, pipeline: JitPipeline, result: SolveResult, exhausted: bool) -> RunResult:
+        self.run, self.run_id = result.run, result.run_id
+        return result.run
+
+
+def bare_row(task: Task, run: RunResult) -> dict:
+    """A bare reply's row, as the bench's runner makes a JIT reply's."""
+    return {"arm": BARE, "task_id": task.id, "repeat": 0, "reward": None, "route": BARE,
+            "budget_exhausted": run.interrupted, "error": None if run.interrupted else run.error,
+            "execution_tokens": run.cost.tokens,
+            "prompt_tokens": run.cost.prompt_tokens, "completion_tokens": run.cost.completion_tokens,
+            "synthesis_tokens": 0, "repair_tokens": 0, "wall_s": run.cost.wall_s}
+
+
+@dataclass
+class Episode:
+    """An entry through one arm: the conversation, the calls per turn, the replies."""
+
+    entry: Entry
+    messages: list[dict] = field(default_factory=list)
+    made: list[list[list[str]]] = field(default_factory=list)
+    replies: list[Reply] = field(default_factory=list)
+
+    async def run(self, arm: Answerer, envs: Environments, order: int, steps: int) -> None:
+        for t, turn in enumerate(self.entry.raw["question"]):
+            self.messages += turn
+            self.made.append([])
+            for s in range(steps):
+                reply = await arm.reply(self.entry, f"{self.entry.id}/{t}.{s}", self.messages, order)
+                self.replies.append(reply)
+                if not reply.calls or reply.row["budget_exhausted"] or reply.row["error"]:
+                    self.messages.append({"role": "assistant", "content": reply.text})
+                    break
+                calls = [call_string(c) for c in reply.calls]
+                self.made[-1].append(calls)
+                ids = [f"call_{t}_{s}_{i}" for i in range(len(calls))]
+                self.messages.append({"role": "assistant", "content": reply.text or None, "tool_calls": [
+                    {"id": i, "type": "function", "function": {"name": c["name"],
+                                                                "arguments": json.dumps(c["arguments"])}}
+                    for i, c in zip(ids, reply.calls)]})
+                self.messages += [{"role": "tool", "tool_call_id": i, "content": result}
+                                  for i, result in zip(ids, envs.execute(arm.name, self.entry, calls))]
+
+    def row(self, arm: str, order: int, passed: bool) -> dict:
+        """The episode as one unit of the ledger: its replies' tokens and wall time summed (unknown where
+        one's is), out of budget where one reply was. A reply's failure (a conversation past the context,
+        say) ends its turn and is the arm's, as in BFCL: counted, never an infrastructure error to rerun."""
+        rows = [r.row for r in self.replies]
+        return {"arm": arm, "task_id": self.entry.id, "type": CATEGORY, "repeat": 0, "order": order,
+                "reward": float(passed), "passed": passed, "error": None,
+                "reply_errors": sum(r["error"] is not None for r in rows),
+                "budget_exhausted": any(r["budget_exhausted"] for r in rows), "replies": len(rows),
+                "calls": sum(len(step) for turn in self.made for step in turn),
+                "routes": [r["route"] for r in rows],
+                **{k: known_sum(*(r[k] for r in rows)) for k in TOKENS},
+                "wall_s": sum(r["wall_s"] for r in rows)}
+
+
+class MultiTurn:
+    """The stream of episodes through the arms asked for."""
+
+    def __init__(self, bench: Bench, envs: Environments, entries: list[Entry], steps: int):
+        self.bench, self.envs, self.entries, self.steps = bench, envs, entries, steps
+
+    async def run(self, arms: list[str]) -> None:
+        bench = self.bench
+        await bench.measure_machine()
+        answerers = [BareArm(bench, bare_model(bench.solver)) if arm == BARE
+                     else JitArm(bench, self._pipeline()) for arm in arms]
+        try:
+            for order, entry in enumerate(self.entries):
+                said = []
+                for arm in answerers:
+                    if not bench.ledger.done(arm.name, entry.id, 0):
+                        said.append(f"{arm.name} {await self._episode(arm, entry, order):.0f}")
+                said = ", ".join(said) or "done before"
+                print(f"[episode {order + 1}/{len(self.entries)}] {entry.id}: {said}", file=sys.stderr,
+                      flush=True)
+        finally:
+            for arm in answerers:
+                if isinstance(arm, JitArm):
+                    arm.pipeline.bank.close()
+
+    def _pipeline(self) -> JitPipeline:
+        return self.bench.stream_pipeline(self.bench.config.out / f"{JIT}-stream.db")
+
+    async def _episode(self, arm: Answerer, entry: Entry, order: int) -> float:
+        episode = Episode(entry)
+        await episode.run(arm, self.envs, order, self.steps)
+        passed, why = self.envs.verdict(entry, episode.made)
+        row = episode.row(arm.name, order, passed)
+        await arm.scored(episode.replies, row["reward"], why or "passed")
+        self.bench.ledger.add(row)
+        with (self.bench.config.out / "trajectories.jsonl").open("a") as f:
+            f.write(json.dumps({"arm": arm.name, "task_id": entry.id, "repeat": 0, "reward": row["reward"],
+                                "episode": episode.made, "verdict": why}) + "\n")
+        return row["reward"]
+
+
+def stream_order(entries: list[Entry], count: int | None) -> list[Entry]:
+    order = list(entries)
+    random.Random(ORDER_SEED).shuffle(order)
+    return order[:count]
+
+
+def report(run: Path) -> str:
+    """Accuracy per arm over the entries every arm finished, the JIT arm paired against the bare model,
+    tokens, replies and wall time per entry, episodes out of budget."""
+    rows = stream_rows(Ledger(run / "results.jsonl"))
+    orders = sorted(next(iter(rows.values()), {}))
+    if not orders:
+        return "No entry was finished by every arm yet."
+    lines = [f"{len(orders)} `{CATEGORY}` entries finished by every arm, scored by BFCL's "
+             "`multi_turn_checker`.", "",
+             "| arm | accuracy (%) | vs bare (points, paired 95%) | tokens/entry | × bare's | replies/entry "
+             "| wall s/entry | episodes out of budget |", "|---|---|---|---|---|---|---|---|"]
+    tokens = {arm: statistics.fmean(t for r in units.values() if (t := total_tokens(r)) is not None)
+              for arm, units in rows.items()}
+    for arm, units in sorted(rows.items(), key=lambda kv: kv[0] != BARE):
+        versus = gap(paired(units, rows[BARE], orders)) if BARE in rows and arm != BARE else "–"
+        ratio = f"{tokens[arm] / tokens[BARE]:.2f}" if BARE in rows else "–"
+        values = list(units.values())
+        lines.append(f"| {arm} | {100 * statistics.fmean(r['reward'] for r in values):.1f} | {versus} | "
+                     f"{tokens[arm]:,.0f} | {ratio} | {statistics.fmean(r['replies'] for r in values):.1f} | "
+                     f"{statistics.fmean(r['wall_s'] for r in values):.1f} | "
+                     f"{sum(r['budget_exhausted'] for r in values)} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("run", type=Path, help="the run's folder (ledger, traces, the JIT arm's bank)")
+    parser.add_argument("--wheel", type=Path, required=True, help="the bfcl-eval wheel (pip download)")
+    parser.add_argument("--arms", nargs="+", choices=(BARE, JIT), default=[BARE, JIT])
+    parser.add_argument("--entries", type=int,
+                        help="the first N entries of the stream's order (default: all)")
+    parser.add_argument("--steps", type=int, help="replies a turn at most (default: BFCL's limit)")
+    parser.add_argument("--budget-s", type=float, default=30.0, help="seconds a reply (default: 30)")
+    parser.add_argument("--reference-probe-s", type=float, help="as `jitagent bench`'s")
+    parser.add_argument("--n-ctx", type=int, default=16384, help="the solver's context (the functions' docs "
+                        "are ~5,500 tokens an entry)")
+    parser.add_argument("--report-only", action="store_true")
+    args = parser.parse_args(argv)
+    if not args.report_only:
+        envs = Environments(args.wheel)
+        from bfcl_eval.constants.default_prompts import MAXIMUM_STEP_LIMIT
+
+        entries = stream_order(read_entries(args.wheel, envs.doc_files), args.entries)
+        args.run.mkdir(parents=True, exist_ok=True)
+        suite = args.run / "suite.jsonl"  # the entries' first turns: what the bench's seeds are chosen for
+        first_turns = (e.task(e.id, e.raw["question"][0]) for e in entries)
+        suite.write_text("".join(t.model_dump_json() + "\n" for t in first_turns))
+        solver = EmbeddedModel(n_ctx=args.n_ctx, slot="solver")
+        config = BenchConfig(suite=str(suite), out=args.run, n=1, budget_s=args.budget_s,
+                             reference_probe_s=args.reference_probe_s, arms=tuple(args.arms))
+        bench = Bench(config, solver, EmbeddedModel(slot="meta"))
+        asyncio.run(MultiTurn(bench, envs, entries, args.steps or MAXIMUM_STEP_LIMIT).run(args.arms))
+    text = report(args.run)
+    (args.run / "report.md").write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

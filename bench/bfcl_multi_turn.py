@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import random
 import statistics
@@ -111,10 +112,11 @@ class Environments:
                                    arm.replace(":", "_"), entry.id)
         return results
 
-    def verdict(self, entry: Entry, made: list[list[list[str]]]) -> tuple[bool, str]:
-        """BFCL's verdict on an episode's calls (per turn, per reply that made calls)."""
+    def verdict(self, arm: str, entry: Entry, made: list[list[list[str]]]) -> tuple[bool, str]:
+        """BFCL's verdict on `arm`'s calls in an episode (per turn, per reply that made calls); the checker
+        replays them and the ground truth's in copies of its own, named for the arm (it keeps them)."""
         try:
-            out = self._check(made, entry.truth, entry.raw, CATEGORY, "jitagent")
+            out = self._check(made, entry.truth, entry.raw, CATEGORY, f"jitagent_{arm.replace(':', '_')}")
         except Exception as exc:  # the checker's own failure on a malformed value: BFCL counts it a miss
             return False, f"checker: {type(exc).__name__}: {exc}"
         return out["valid"], out.get("error_message", "")
@@ -216,32 +218,52 @@ def bare_row(task: Task, run: RunResult) -> dict:
 
 @dataclass
 class Episode:
-    """An entry through one arm: the conversation, the calls per turn, the replies."""
+    """An entry through one arm: the conversation, the calls per turn (each reply that made calls), the
+    replies, and whether it was cut off (BFCL's force-quit: more call-making replies in a turn than its
+    limit fails the whole entry)."""
 
     entry: Entry
     messages: list[dict] = field(default_factory=list)
     made: list[list[list[str]]] = field(default_factory=list)
     replies: list[Reply] = field(default_factory=list)
+    cut_off: bool = False
 
-    async def run(self, arm: Answerer, envs: Environments, order: int, steps: int) -> None:
+    async def run(self, arm: Answerer, envs: Environments, order: int, limit: int) -> None:
+        """Turn by turn, as BFCL's function-calling loop: a reply's calls run and their results go back
+        until a reply makes none (its text joins the conversation) or runs out of budget or fails."""
         for t, turn in enumerate(self.entry.raw["question"]):
             self.messages += turn
             self.made.append([])
-            for s in range(steps):
+            for s in itertools.count():
                 reply = await arm.reply(self.entry, f"{self.entry.id}/{t}.{s}", self.messages, order)
                 self.replies.append(reply)
-                if not reply.calls or reply.row["budget_exhausted"] or reply.row["error"]:
+                if reply.calls:
+                    self._run_calls(arm.name, envs, reply.calls, f"call_{t}_{s}")
+                else:
                     self.messages.append({"role": "assistant", "content": reply.text})
+                if not reply.calls or reply.row["budget_exhausted"] or reply.row["error"]:
                     break
-                calls = [call_string(c) for c in reply.calls]
-                self.made[-1].append(calls)
-                ids = [f"call_{t}_{s}_{i}" for i in range(len(calls))]
-                self.messages.append({"role": "assistant", "content": reply.text or None, "tool_calls": [
-                    {"id": i, "type": "function", "function": {"name": c["name"],
-                                                                "arguments": json.dumps(c["arguments"])}}
-                    for i, c in zip(ids, reply.calls)]})
-                self.messages += [{"role": "tool", "tool_call_id": i, "content": result}
-                                  for i, result in zip(ids, envs.execute(arm.name, self.entry, calls))]
+                if len(self.made[-1]) > limit:
+                    self.cut_off = True
+                    return
+
+    def _run_calls(self, arm: str, envs: Environments, calls: list[dict], prefix: str) -> None:
+        """The calls as the assistant's message (no text beside them, as BFCL's handlers keep it) and their
+        results, run in the arm's environment, as the tool's messages."""
+        made = [call_string(c) for c in calls]
+        self.made[-1].append(made)
+        ids = [f"{prefix}_{i}" for i in range(len(calls))]
+        self.messages.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": i, "type": "function",
+             "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}}
+            for i, c in zip(ids, calls)]})
+        self.messages += [{"role": "tool", "tool_call_id": i, "content": result}
+                          for i, result in zip(ids, envs.execute(arm, self.entry, made))]
+
+    def verdict(self, arm: str, envs: Environments) -> tuple[bool, str]:
+        if self.cut_off:
+            return False, "force-terminated: more call-making replies in a turn than BFCL's limit"
+        return envs.verdict(arm, self.entry, self.made)
 
     def row(self, arm: str, order: int, passed: bool) -> dict:
         """The episode as one unit of the ledger: its replies' tokens and wall time summed (unknown where
@@ -249,7 +271,7 @@ class Episode:
         say) ends its turn and is the arm's, as in BFCL: counted, never an infrastructure error to rerun."""
         rows = [r.row for r in self.replies]
         return {"arm": arm, "task_id": self.entry.id, "type": CATEGORY, "repeat": 0, "order": order,
-                "reward": float(passed), "passed": passed, "error": None,
+                "reward": float(passed), "passed": passed, "error": None, "cut_off": self.cut_off,
                 "reply_errors": sum(r["error"] is not None for r in rows),
                 "budget_exhausted": any(r["budget_exhausted"] for r in rows), "replies": len(rows),
                 "calls": sum(len(step) for turn in self.made for step in turn),
@@ -258,45 +280,49 @@ class Episode:
                 "wall_s": sum(r["wall_s"] for r in rows)}
 
 
+def answerers(bench: Bench, arms: list[str]) -> list[Answerer]:
+    """The arms asked for; the JIT arm on its stream's bank (made from the seeds, then as it was left)."""
+    return [BareArm(bench, bare_model(bench.solver)) if arm == BARE
+            else JitArm(bench, bench.stream_pipeline(bench.config.out / f"{JIT}-stream.db")) for arm in arms]
+
+
 class MultiTurn:
-    """The stream of episodes through the arms asked for."""
+    """The stream of episodes: every arm finishes an entry before any meets the next."""
 
-    def __init__(self, bench: Bench, envs: Environments, entries: list[Entry], steps: int):
-        self.bench, self.envs, self.entries, self.steps = bench, envs, entries, steps
+    def __init__(self, bench: Bench, envs: Environments, entries: list[Entry], limit: int):
+        self.bench, self.envs, self.entries, self.limit = bench, envs, entries, limit
 
-    async def run(self, arms: list[str]) -> None:
-        bench = self.bench
-        await bench.measure_machine()
-        answerers = [BareArm(bench, bare_model(bench.solver)) if arm == BARE
-                     else JitArm(bench, self._pipeline()) for arm in arms]
-        try:
-            for order, entry in enumerate(self.entries):
-                said = []
-                for arm in answerers:
-                    if not bench.ledger.done(arm.name, entry.id, 0):
-                        said.append(f"{arm.name} {await self._episode(arm, entry, order):.0f}")
-                said = ", ".join(said) or "done before"
-                print(f"[episode {order + 1}/{len(self.entries)}] {entry.id}: {said}", file=sys.stderr,
-                      flush=True)
-        finally:
-            for arm in answerers:
-                if isinstance(arm, JitArm):
-                    arm.pipeline.bank.close()
-
-    def _pipeline(self) -> JitPipeline:
-        return self.bench.stream_pipeline(self.bench.config.out / f"{JIT}-stream.db")
+    async def run(self, arms: list[Answerer]) -> None:
+        ledger, context = self.bench.ledger, self.bench.context
+        for order, entry in enumerate(self.entries):
+            said = [f"{arm.name} {await self._episode(arm, entry, order):.0f}" for arm in arms
+                    if not ledger.done(arm.name, entry.id, 0, context)]
+            print(f"[episode {order + 1}/{len(self.entries)}] {entry.id}: {', '.join(said) or 'done before'}",
+                  file=sys.stderr, flush=True)
 
     async def _episode(self, arm: Answerer, entry: Entry, order: int) -> float:
         episode = Episode(entry)
-        await episode.run(arm, self.envs, order, self.steps)
-        passed, why = self.envs.verdict(entry, episode.made)
-        row = episode.row(arm.name, order, passed)
+        await episode.run(arm, self.envs, order, self.limit)
+        passed, why = episode.verdict(arm.name, self.envs)
+        row = episode.row(arm.name, order, passed) | self.bench.context
         await arm.scored(episode.replies, row["reward"], why or "passed")
         self.bench.ledger.add(row)
         with (self.bench.config.out / "trajectories.jsonl").open("a") as f:
             f.write(json.dumps({"arm": arm.name, "task_id": entry.id, "repeat": 0, "reward": row["reward"],
                                 "episode": episode.made, "verdict": why}) + "\n")
         return row["reward"]
+
+
+async def stream(multi_turn: MultiTurn, arms: list[str]) -> None:
+    bench = multi_turn.bench
+    await bench.measure_machine()
+    running = answerers(bench, arms)
+    try:
+        await multi_turn.run(running)
+    finally:
+        for arm in running:
+            if isinstance(arm, JitArm):
+                arm.pipeline.bank.close()
 
 
 def stream_order(entries: list[Entry], count: int | None) -> list[Entry]:
@@ -306,8 +332,9 @@ def stream_order(entries: list[Entry], count: int | None) -> list[Entry]:
 
 
 def report(run: Path) -> str:
-    """Accuracy per arm over the entries every arm finished, the JIT arm paired against the bare model,
-    tokens, replies and wall time per entry, episodes out of budget."""
+    """Accuracy per arm over the entries every arm finished, paired against the bare model; tokens per
+    entry (over the entries whose count is known; against the bare model's on the entries both know),
+    replies and wall time per entry, episodes cut off (BFCL's force-quit) and out of budget."""
     rows = stream_rows(Ledger(run / "results.jsonl"))
     orders = sorted(next(iter(rows.values()), {}))
     if not orders:
@@ -315,18 +342,26 @@ def report(run: Path) -> str:
     lines = [f"{len(orders)} `{CATEGORY}` entries finished by every arm, scored by BFCL's "
              "`multi_turn_checker`.", "",
              "| arm | accuracy (%) | vs bare (points, paired 95%) | tokens/entry | × bare's | replies/entry "
-             "| wall s/entry | episodes out of budget |", "|---|---|---|---|---|---|---|---|"]
-    tokens = {arm: statistics.fmean(t for r in units.values() if (t := total_tokens(r)) is not None)
-              for arm, units in rows.items()}
+             "| wall s/entry | cut off | out of budget |", "|---|---|---|---|---|---|---|---|---|"]
     for arm, units in sorted(rows.items(), key=lambda kv: kv[0] != BARE):
-        versus = gap(paired(units, rows[BARE], orders)) if BARE in rows and arm != BARE else "–"
-        ratio = f"{tokens[arm] / tokens[BARE]:.2f}" if BARE in rows else "–"
         values = list(units.values())
+        versus = gap(paired(units, rows[BARE], orders)) if BARE in rows and arm != BARE else "–"
+        ratio = token_ratio(units, rows[BARE], orders) if BARE in rows else "–"
+        known = [t for r in values if (t := total_tokens(r)) is not None]
         lines.append(f"| {arm} | {100 * statistics.fmean(r['reward'] for r in values):.1f} | {versus} | "
-                     f"{tokens[arm]:,.0f} | {ratio} | {statistics.fmean(r['replies'] for r in values):.1f} | "
+                     f"{f'{statistics.fmean(known):,.0f}' if known else '–'} | {ratio} | "
+                     f"{statistics.fmean(r['replies'] for r in values):.1f} | "
                      f"{statistics.fmean(r['wall_s'] for r in values):.1f} | "
-                     f"{sum(r['budget_exhausted'] for r in values)} |")
+                     f"{sum(r['cut_off'] for r in values)} | {sum(r['budget_exhausted'] for r in values)} |")
     return "\n".join(lines) + "\n"
+
+
+def token_ratio(units: dict[int, dict], base: dict[int, dict], orders: list[int]) -> str:
+    """Tokens over the base's, on the entries whose count both know."""
+    both = [k for k in orders if None not in (total_tokens(units[k]), total_tokens(base[k]))]
+    if not both:
+        return "–"
+    return f"{sum(total_tokens(units[k]) for k in both) / sum(total_tokens(base[k]) for k in both):.2f}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -356,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
         config = BenchConfig(suite=str(suite), out=args.run, n=1, budget_s=args.budget_s,
                              reference_probe_s=args.reference_probe_s, arms=tuple(args.arms))
         bench = Bench(config, solver, EmbeddedModel(slot="meta"))
-        asyncio.run(MultiTurn(bench, envs, entries, args.steps or MAXIMUM_STEP_LIMIT).run(args.arms))
+        asyncio.run(stream(MultiTurn(bench, envs, entries, args.steps or MAXIMUM_STEP_LIMIT), args.arms))
     text = report(args.run)
     (args.run / "report.md").write_text(text)
     print(text)

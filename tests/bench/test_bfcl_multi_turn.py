@@ -7,6 +7,7 @@ import asyncio
 import json
 import sys
 import zipfile
+from types import SimpleNamespace
 
 import pytest
 
@@ -22,7 +23,12 @@ def execute_multi_turn_func_call(calls, initial_config, classes, model_name, ent
     return results, {}
 '''
 CHECKER = '''
+SEEN = []
 def multi_turn_checker(made, truth, entry, category, model):
+    # BFCL's checker keeps its copies of the environments by model name: a name seen before would replay
+    # the calls on copies another arm's calls already changed
+    assert model not in SEEN, f"{model} judged twice"
+    SEEN.append(model)
     ok = [[c for step in turn for c in step] for turn in made] == truth
     return {"valid": ok} if ok else {"valid": False, "error_message": f"made {made}"}
 '''
@@ -58,20 +64,19 @@ def wheel(tmp_path):
 
 
 class Scripted:
-    """An arm whose replies are given: each a list of calls (none: a text reply) or the budget running out."""
+    """An arm whose replies are given: each a list of calls (none: a text reply), or calls made as the
+    budget ran out (`late`)."""
 
-    name = "scripted"
-
-    def __init__(self, module, replies):
-        self.module, self.replies, self.seen, self.reported = module, list(replies), [], None
+    def __init__(self, module, replies, name="scripted"):
+        self.module, self.replies, self.name, self.seen, self.reported = module, list(replies), name, [], None
 
     async def reply(self, entry, label, messages, order):
         self.seen.append((label, entry.task(label, messages).prompt, list(messages)))
         calls = self.replies.pop(0)
-        out_of_time = calls == "out of time"
-        row = {"route": "exploit", "budget_exhausted": out_of_time, "error": None, "wall_s": 1.0,
-               **{k: None if out_of_time else 10 for k in self.module.TOKENS}}
-        return self.module.Reply([] if out_of_time else calls, "" if calls else "Done.", row, f"run-{label}")
+        late = isinstance(calls, tuple)
+        row = {"route": "exploit", "budget_exhausted": late, "error": None, "wall_s": 1.0,
+               **{k: None if late else 10 for k in self.module.TOKENS}}
+        return self.module.Reply(list(calls), "" if calls else "Done.", row, f"run-{label}")
 
     async def scored(self, replies, reward, verdict):
         self.reported = ([r.run_id for r in replies], reward)
@@ -87,44 +92,82 @@ def test_each_call_runs_in_the_arms_environment_and_its_result_goes_back_turn_by
     assert [t.name for t in entry.tools] == ["add"] and entry.tools[0].parameters["type"] == "object"
     arm = Scripted(multi_turn, [[add(2)], [], [add(3)], []])
     episode = multi_turn.Episode(entry)
-    asyncio.run(episode.run(arm, envs, order=0, steps=5))
+    asyncio.run(episode.run(arm, envs, order=0, limit=20))
     assert episode.made == [[["add(n=2)"]], [["add(n=3)"]]]
     assert [label for label, _, _ in arm.seen] == [f"{ENTRY['id']}/{s}" for s in ("0.0", "0.1", "1.0", "1.1")]
     second_reply = arm.seen[1][2]
-    assert second_reply[-2]["tool_calls"][0]["function"] == {"name": "add", "arguments": '{"n": 2}'}
+    assert second_reply[-2] == {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_0_0_0", "type": "function", "function": {"name": "add", "arguments": '{"n": 2}'}}]}
     assert second_reply[-1] == {"role": "tool", "tool_call_id": "call_0_0_0", "content": "3"}  # 1 + 2
+    assert arm.seen[2][2][-2] == {"role": "assistant", "content": "Done."}  # a text reply ends its turn
     assert arm.seen[3][2][-1]["content"] == "6"  # the same environment in the next turn: 3 + 3
     # the task a door makes of the conversation so far: the calls and what they returned
     assert "called add" in arm.seen[1][1] and "add returned: 3" in arm.seen[1][1]
-    assert envs.verdict(entry, episode.made) == (True, "")
+    assert episode.verdict("scripted", envs) == (True, "")
     row = episode.row("scripted", 0, True)
     assert (row["replies"], row["calls"], row["execution_tokens"], row["wall_s"]) == (4, 2, 40, 4.0)
-    assert row["budget_exhausted"] is False and row["error"] is None
+    assert row["budget_exhausted"] is False and row["error"] is None and row["cut_off"] is False
 
 
-def test_a_reply_out_of_budget_ends_its_turn_and_its_unknown_tokens_stay_unknown(multi_turn, wheel, tmp_path):
+def test_calls_made_as_the_budget_ran_out_run_and_end_the_turn_their_tokens_unknown(multi_turn, wheel):
     envs = multi_turn.Environments(wheel)
     entry = multi_turn.read_entries(wheel, envs.doc_files)[0]
-    arm = Scripted(multi_turn, ["out of time", [add(3)], [add(1)]])  # the step cap ends the second turn
+    arm = Scripted(multi_turn, [(add(2),), [add(4)], []])
     episode = multi_turn.Episode(entry)
-    asyncio.run(episode.run(arm, envs, order=0, steps=2))
-    assert episode.made == [[], [["add(n=3)"], ["add(n=1)"]]]
-    passed, why = envs.verdict(entry, episode.made)
+    asyncio.run(episode.run(arm, envs, order=0, limit=20))
+    assert episode.made == [[["add(n=2)"]], [["add(n=4)"]]] and arm.seen[1][2][-2]["role"] == "tool"
+    passed, why = episode.verdict("scripted", envs)
     assert not passed and why.startswith("made")
     row = episode.row("scripted", 0, passed)
     assert row["budget_exhausted"] is True and row["execution_tokens"] is None and row["reward"] == 0.0
 
 
-def test_the_report_pairs_the_jit_arm_with_the_bare_model_on_the_entries_both_finished(multi_turn, tmp_path):
+def test_more_call_making_replies_in_a_turn_than_bfcls_limit_fails_the_whole_entry(multi_turn, wheel):
+    envs = multi_turn.Environments(wheel)
+    entry = multi_turn.read_entries(wheel, envs.doc_files)[0]
+    arm = Scripted(multi_turn, [[add(2)], [add(0)], [add(0)]])  # the third call-making reply is one too many
+    episode = multi_turn.Episode(entry)
+    asyncio.run(episode.run(arm, envs, order=0, limit=2))
+    assert episode.cut_off and len(episode.made) == 1 and arm.replies == []  # no second turn
+    assert episode.verdict("scripted", envs) == (False, "force-terminated: more call-making replies in a "
+                                                        "turn than BFCL's limit")
+
+
+def test_every_arm_finishes_an_entry_its_reward_reported_for_each_run_and_a_resume_skips_it(multi_turn,
+                                                                                            wheel, tmp_path):
+    from jitagent.benchmark.ledger import Ledger
+
+    envs = multi_turn.Environments(wheel)
+    entries = multi_turn.read_entries(wheel, envs.doc_files)
+    bench = SimpleNamespace(ledger=Ledger(tmp_path / "results.jsonl"), context={"budget_s": 30.0},
+                            config=SimpleNamespace(out=tmp_path))
+    right, wrong = (Scripted(multi_turn, [[add(2)], [], [add(3)], []], "bare"),
+                    Scripted(multi_turn, [[add(3)], [], []], "jit_stream"))
+    asyncio.run(multi_turn.MultiTurn(bench, envs, entries, limit=20).run([right, wrong]))
+    assert right.reported == ([f"run-{ENTRY['id']}/{s}" for s in ("0.0", "0.1", "1.0", "1.1")], 1.0)
+    assert wrong.reported[1] == 0.0 and len(wrong.reported[0]) == 3
+    rows = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert [(r["arm"], r["order"], r["reward"], r["budget_s"]) for r in rows] == [
+        ("bare", 0, 1.0, 30.0), ("jit_stream", 0, 0.0, 30.0)]
+    episodes = [json.loads(line) for line in (tmp_path / "trajectories.jsonl").read_text().splitlines()]
+    assert episodes[1]["episode"] == [[["add(n=3)"]], []]
+    resumed = Ledger(tmp_path / "results.jsonl")
+    bench.ledger = resumed
+    asyncio.run(multi_turn.MultiTurn(bench, envs, entries, limit=20).run([Scripted(multi_turn, [], "bare")]))
+    assert len(resumed.rows("bare")) == 1  # done before: no reply asked for
+
+
+def test_the_report_pairs_each_arm_with_the_bare_model_on_the_entries_both_finished(multi_turn, tmp_path):
     def row(arm, order, passed, tokens):
         return {"arm": arm, "task_id": f"multi_turn_base_{order}", "type": "multi_turn_base", "repeat": 0,
                 "order": order, "reward": float(passed), "passed": passed, "error": None, "replies": 3,
-                "budget_exhausted": False, "wall_s": 2.0, "execution_tokens": tokens, "synthesis_tokens": 0,
-                "repair_tokens": 0}
+                "cut_off": False, "budget_exhausted": tokens is None, "wall_s": 2.0,
+                "execution_tokens": tokens, "synthesis_tokens": 0, "repair_tokens": 0}
     rows = [row("bare", 0, False, 100), row("jit_stream", 0, True, 150), row("bare", 1, True, 100),
-            row("jit_stream", 1, True, 150), row("bare", 2, True, 100)]  # entry 2: the bare model's only
+            row("jit_stream", 1, True, None), row("bare", 2, True, 100)]  # entry 2: the bare model's only
     (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     text = multi_turn.report(tmp_path)
     assert text.startswith("2 `multi_turn_base` entries finished by every arm")
-    assert "| bare | 50.0 | – | 100 | 1.00 | 3.0 | 2.0 | 0 |" in text
-    assert "| jit_stream | 100.0 | +50.0 (" in text and "| 150 | 1.50 |" in text
+    assert "| bare | 50.0 | – | 100 | 1.00 | 3.0 | 2.0 | 0 | 0 |" in text
+    # tokens over the entries whose count is known; against the bare model's on entry 0 alone
+    assert "| jit_stream | 100.0 | +50.0 (" in text and "| 150 | 1.50 | 3.0 | 2.0 | 0 | 1 |" in text

@@ -21,11 +21,13 @@ Usage:
   pip download --no-deps bfcl-eval==2026.3.23 -d /tmp/bfcl
   python bench/bfcl_multi_turn.py RUN --wheel WHEEL --entries 20 --budget-s 30 --reference-probe-s 4.8
   python bench/bfcl_multi_turn.py RUN --wheel WHEEL --report-only
+  python bench/bfcl_multi_turn.py RUN --wheel WHEEL --replay-truth   # the client's side alone, no model
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import asyncio
 import itertools
 import json
@@ -280,6 +282,44 @@ class Episode:
                 "wall_s": sum(r["wall_s"] for r in rows)}
 
 
+@dataclass
+class Truth:
+    """The ground truth as an arm (no model): each turn's calls in one reply, named as the functions' schemas
+    order their parameters where the truth passes them by position. What the client's side must get right on
+    its own: replayed through the episode loop, every entry should be judged right."""
+
+    name: str = "truth"
+
+    async def reply(self, entry: Entry, label: str, messages: list[dict], order: int) -> Reply:
+        turn, step = map(int, label.rsplit("/", 1)[1].split("."))
+        calls = [] if step else [self._call(entry, c) for c in entry.truth[turn]]
+        return Reply(calls, "", {"route": "truth", "budget_exhausted": False, "error": None, "wall_s": 0.0,
+                                 **dict.fromkeys(TOKENS, 0)})
+
+    async def scored(self, replies: list[Reply], reward: float, verdict: str) -> None:
+        """The truth learns nothing."""
+
+    @staticmethod
+    def _call(entry: Entry, text: str) -> dict:
+        node = ast.parse(text, mode="eval").body
+        names = list(next(t for t in entry.tools if t.name == node.func.id).parameters.get("properties", {}))
+        arguments = dict(zip(names, map(ast.literal_eval, node.args)))
+        return {"name": node.func.id, "arguments": arguments | {k.arg: ast.literal_eval(k.value)
+                                                                for k in node.keywords}}
+
+
+async def replayed(envs: Environments, entries: list[Entry]) -> tuple[int, list[str]]:
+    """How many entries the ground truth replayed is judged right on, and the verdicts of the others."""
+    right, wrong = 0, []
+    for entry in entries:
+        episode = Episode(entry)
+        await episode.run(Truth(), envs, 0, limit=1)
+        passed, why = episode.verdict(f"truth_{entry.id}", envs)
+        right += passed
+        wrong += [] if passed else [f"{entry.id}: {why}"]
+    return right, wrong
+
+
 def answerers(bench: Bench, arms: list[str]) -> list[Answerer]:
     """The arms asked for; the JIT arm on its stream's bank (made from the seeds, then as it was left)."""
     return [BareArm(bench, bare_model(bench.solver)) if arm == BARE
@@ -377,7 +417,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-ctx", type=int, default=16384, help="the solver's context (the functions' docs "
                         "are ~5,500 tokens an entry)")
     parser.add_argument("--report-only", action="store_true")
+    parser.add_argument("--replay-truth", action="store_true", help="no model: replay the ground truth's "
+                        "calls through the episodes and say how many are judged right (the client's side)")
     args = parser.parse_args(argv)
+    if args.replay_truth:
+        envs = Environments(args.wheel)
+        entries = stream_order(read_entries(args.wheel, envs.doc_files), args.entries)
+        right, wrong = asyncio.run(replayed(envs, entries))
+        print(f"the ground truth replayed: {right} of {len(entries)} entries judged right", *wrong, sep="\n")
+        return 0 if not wrong else 1
     if not args.report_only:
         envs = Environments(args.wheel)
         from bfcl_eval.constants.default_prompts import MAXIMUM_STEP_LIMIT

@@ -171,3 +171,12 @@ def test_the_report_pairs_each_arm_with_the_bare_model_on_the_entries_both_finis
     assert "| bare | 50.0 | – | 100 | 1.00 | 3.0 | 2.0 | 0 | 0 |" in text
     # tokens over the entries whose count is known; against the bare model's on entry 0 alone
     assert "| jit_stream | 100.0 | +50.0 (" in text and "| 150 | 1.50 | 3.0 | 2.0 | 0 | 1 |" in text
+
+
+def test_the_ground_truth_replayed_through_the_episodes_is_judged_right(multi_turn, wheel):
+    envs = multi_turn.Environments(wheel)
+    entries = multi_turn.read_entries(wheel, envs.doc_files)
+    assert asyncio.run(multi_turn.replayed(envs, entries)) == (1, [])
+    truth = multi_turn.Truth()
+    first, second = (asyncio.run(truth.reply(entries[0], f"{ENTRY['id']}/1.{s}", [], 0)) for s in (0, 1))
+    assert first.calls == [add(3)] and second.calls == []  # a turn's calls in one reply, then none

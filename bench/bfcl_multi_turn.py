@@ -45,7 +45,7 @@ from bfcl_suite import tool_of
 from jitagent.benchmark.arms import BARE
 from jitagent.benchmark.bare import BareModel
 from jitagent.benchmark.curve import gap, paired, stream_rows
-from jitagent.benchmark.ledger import Ledger, total_tokens
+from jitagent.benchmark.ledger import Ledger, total_tokens, unit_row
 from jitagent.benchmark.runner import Bench, BenchConfig
 from jitagent.benchmark.stream import bare_model
 from jitagent.common.usage import known_sum
@@ -159,7 +159,7 @@ class BareArm:
     async def reply(self, entry: Entry, label: str, messages: list[dict], order: int) -> Reply:
         task = entry.task(label, messages)
         run = await self.model.run(task, self.bench.unit_budget_s, messages=[objects(m) for m in messages])
-        row = bare_row(task, run)
+        row = unit_row(BARE, task, 0, run, budget_exhausted=run.interrupted, route=BARE)
         self.bench.ledger.trace(row, run, harness=BARE)
         return Reply(run.client_calls, run.trajectory.messages[-1]["content"], row)
 
@@ -207,15 +207,6 @@ class Unchecked:
     async def answered(self, pipeline: JitPipeline, result: SolveResult, exhausted: bool) -> RunResult:
         self.run, self.run_id = result.run, result.run_id
         return result.run
-
-
-def bare_row(task: Task, run: RunResult) -> dict:
-    """A bare reply's row, as the bench's runner makes a JIT reply's."""
-    return {"arm": BARE, "task_id": task.id, "repeat": 0, "reward": None, "route": BARE,
-            "budget_exhausted": run.interrupted, "error": None if run.interrupted else run.error,
-            "execution_tokens": run.cost.tokens,
-            "prompt_tokens": run.cost.prompt_tokens, "completion_tokens": run.cost.completion_tokens,
-            "synthesis_tokens": 0, "repair_tokens": 0, "wall_s": run.cost.wall_s}
 
 
 @dataclass
@@ -314,7 +305,7 @@ async def replayed(envs: Environments, entries: list[Entry]) -> tuple[int, list[
     for entry in entries:
         episode = Episode(entry)
         await episode.run(Truth(), envs, 0, limit=1)
-        passed, why = episode.verdict(f"truth_{entry.id}", envs)
+        passed, why = episode.verdict(Truth.name, envs)
         right += passed
         wrong += [] if passed else [f"{entry.id}: {why}"]
     return right, wrong

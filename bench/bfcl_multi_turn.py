@@ -267,6 +267,7 @@ class Episode:
                 "reward": float(passed), "passed": passed, "error": None, "cut_off": self.cut_off,
                 "reply_errors": sum(r["error"] is not None for r in rows),
                 "budget_exhausted": any(r["budget_exhausted"] for r in rows), "replies": len(rows),
+                "replies_out_of_budget": sum(r["budget_exhausted"] for r in rows),
                 "calls": sum(len(step) for turn in self.made for step in turn),
                 "routes": [r["route"] for r in rows],
                 **{k: known_sum(*(r[k] for r in rows)) for k in TOKENS},
@@ -364,8 +365,10 @@ def stream_order(entries: list[Entry], count: int | None) -> list[Entry]:
 
 def report(run: Path) -> str:
     """Accuracy per arm over the entries every arm finished, paired against the bare model; tokens per
-    entry (over the entries whose count is known; against the bare model's on the entries both know),
-    replies and wall time per entry, episodes cut off (BFCL's force-quit) and out of budget."""
+    entry (over the entries whose count is known, how many said where some are not; against the bare
+    model's on the entries both know), replies and wall time per entry, episodes cut off (BFCL's
+    force-quit), and episodes out of budget (with the replies that were, where the ledger counts them: an
+    out-of-budget reply ends its turn)."""
     rows = stream_rows(Ledger(run / "results.jsonl"))
     orders = sorted(next(iter(rows.values()), {}))
     if not orders:
@@ -373,18 +376,32 @@ def report(run: Path) -> str:
     lines = [f"{len(orders)} `{CATEGORY}` entries finished by every arm, scored by BFCL's "
              "`multi_turn_checker`.", "",
              "| arm | accuracy (%) | vs bare (points, paired 95%) | tokens/entry | × bare's | replies/entry "
-             "| wall s/entry | cut off | out of budget |", "|---|---|---|---|---|---|---|---|---|"]
+             "| wall s/entry | cut off | out of budget (episodes / replies) |", "|---" * 9 + "|"]
     for arm, units in sorted(rows.items(), key=lambda kv: kv[0] != BARE):
         values = list(units.values())
         versus = gap(paired(units, rows[BARE], orders)) if BARE in rows and arm != BARE else "–"
         ratio = token_ratio(units, rows[BARE], orders) if BARE in rows else "–"
         known = [t for r in values if (t := total_tokens(r)) is not None]
         lines.append(f"| {arm} | {100 * statistics.fmean(r['reward'] for r in values):.1f} | {versus} | "
-                     f"{f'{statistics.fmean(known):,.0f}' if known else '–'} | {ratio} | "
+                     f"{tokens_per_entry(known, len(values))} | {ratio} | "
                      f"{statistics.fmean(r['replies'] for r in values):.1f} | "
                      f"{statistics.fmean(r['wall_s'] for r in values):.1f} | "
-                     f"{sum(r['cut_off'] for r in values)} | {sum(r['budget_exhausted'] for r in values)} |")
+                     f"{sum(r['cut_off'] for r in values)} | {out_of_budget(values)} |")
     return "\n".join(lines) + "\n"
+
+
+def tokens_per_entry(known: list[int], entries: int) -> str:
+    if not known:
+        return "–"
+    return f"{statistics.fmean(known):,.0f}" + (f" ({len(known)} of {entries} known)" if len(known) < entries
+                                               else "")
+
+
+def out_of_budget(rows: list[dict]) -> str:
+    """Episodes with a reply out of budget, and those replies (rows from before they were counted: –)."""
+    replies = [r.get("replies_out_of_budget") for r in rows]
+    counted = "–" if None in replies else sum(replies)
+    return f"{sum(r['budget_exhausted'] for r in rows)} / {counted}"
 
 
 def token_ratio(units: dict[int, dict], base: dict[int, dict], orders: list[int]) -> str:

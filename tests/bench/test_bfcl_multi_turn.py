@@ -120,6 +120,7 @@ def test_calls_made_as_the_budget_ran_out_run_and_end_the_turn_their_tokens_unkn
     assert not passed and why.startswith("made")
     row = episode.row("scripted", 0, passed)
     assert row["budget_exhausted"] is True and row["execution_tokens"] is None and row["reward"] == 0.0
+    assert row["replies_out_of_budget"] == 1
 
 
 def test_more_call_making_replies_in_a_turn_than_bfcls_limit_fails_the_whole_entry(multi_turn, wheel):
@@ -162,15 +163,20 @@ def test_the_report_pairs_each_arm_with_the_bare_model_on_the_entries_both_finis
         return {"arm": arm, "task_id": f"multi_turn_base_{order}", "type": "multi_turn_base", "repeat": 0,
                 "order": order, "reward": float(passed), "passed": passed, "error": None, "replies": 3,
                 "cut_off": False, "budget_exhausted": tokens is None, "wall_s": 2.0,
+                "replies_out_of_budget": int(tokens is None),
                 "execution_tokens": tokens, "synthesis_tokens": 0, "repair_tokens": 0}
     rows = [row("bare", 0, False, 100), row("jit_stream", 0, True, 150), row("bare", 1, True, 100),
             row("jit_stream", 1, True, None), row("bare", 2, True, 100)]  # entry 2: the bare model's only
     (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     text = multi_turn.report(tmp_path)
     assert text.startswith("2 `multi_turn_base` entries finished by every arm")
-    assert "| bare | 50.0 | – | 100 | 1.00 | 3.0 | 2.0 | 0 | 0 |" in text
+    assert "| bare | 50.0 | – | 100 | 1.00 | 3.0 | 2.0 | 0 | 0 / 0 |" in text
     # tokens over the entries whose count is known; against the bare model's on entry 0 alone
-    assert "| jit_stream | 100.0 | +50.0 (" in text and "| 150 | 1.50 | 3.0 | 2.0 | 0 | 1 |" in text
+    assert "| jit_stream | 100.0 | +50.0 (" in text
+    assert "| 150 (1 of 2 known) | 1.50 | 3.0 | 2.0 | 0 | 1 / 1 |" in text
+    del rows[0]["replies_out_of_budget"]  # a row from before replies were counted
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert "| 0 | 0 / – |" in multi_turn.report(tmp_path)
 
 
 def test_the_ground_truth_replayed_through_the_episodes_is_judged_right(multi_turn, wheel):

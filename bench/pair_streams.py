@@ -2,7 +2,8 @@
 difference (new − old, bootstrap 95% interval), tokens a task (unknown counts left out and said), routes,
 and the rewards of the synthesized units. For a rule checked by rerunning a stream (`stream_rerun.py`).
 
-Usage: python bench/pair_streams.py NEW_RUN OLD_RUN [--arm jit_examples] [--last K]
+Usage: python bench/pair_streams.py NEW_RUN OLD_RUN [--arm jit_examples] [--old-arm ARM] [--last K]
+(`--old-arm`: the old run's arm where it is another, e.g. two arms of one run: an ablation)
 """
 
 from __future__ import annotations
@@ -48,13 +49,15 @@ def main() -> None:
     parser.add_argument("new", type=Path)
     parser.add_argument("old", type=Path)
     parser.add_argument("--arm", default="jit_examples", choices=STREAM_ARMS)
+    parser.add_argument("--old-arm", choices=STREAM_ARMS, help="the old run's arm (default: --arm)")
     parser.add_argument("--last", type=int, help="only the stream's last K tasks (by order)")
     args = parser.parse_args()
-    runs = {name: last(Ledger(path / "results.jsonl").rows(args.arm), args.last) for name, path in
+    arms = {"new": args.arm, "old": args.old_arm or args.arm}
+    runs = {name: last(Ledger(path / "results.jsonl").rows(arms[name]), args.last) for name, path in
             (("new", args.new), ("old", args.old))}
     for name, units in runs.items():
         if not units:
-            raise SystemExit(f"pair_streams: {name} run has no rows of arm {args.arm!r}")
+            raise SystemExit(f"pair_streams: {name} run has no rows of arm {arms[name]!r}")
         print(f"{name}: {reading(units)}")
     mean, low, high, n = paired_difference(runs["new"], runs["old"])
     print(f"new − old: {mean * 100:+.1f} points ({low * 100:+.1f} to {high * 100:+.1f}), {n} tasks paired; "

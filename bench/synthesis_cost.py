@@ -1,0 +1,80 @@
+"""What a stream arm's synthesis cost and what its variants earned, from a run's ledger and trajectories: the
+units where a meta-model's variant was written and ran (route `synthesized`) and every unit a meta-model's
+variant ran (its name carries the edit's `~digest`, which only the trajectories hold: the ledger names
+harnesses by id), each with its mean reward and its paired difference against a baseline arm of the same
+run on the same tasks, and per seed the variants descend from, against that seed where it ran as a fixed
+arm on the same tasks; and the arm's synthesis and repair tokens as a share of all its tokens (issue 43:
+where the variants lose, synthesis may cost at most 5% of the stream's tokens).
+
+Usage: python bench/synthesis_cost.py RUN [--arm jit_examples] [--baseline fixed:program_of_thought]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import re
+import statistics
+from pathlib import Path
+
+from jitagent.benchmark.arms import STREAM_ARMS
+from jitagent.benchmark.ledger import Ledger, total_tokens
+from jitagent.benchmark.stats import paired_difference
+
+SEED = re.compile(r"[^~+]+")  # a variant's name begins with its seed's (`program_of_thought~94f72c+ex2`)
+
+
+def versus(units: list[dict], baseline: list[dict], name: str) -> str:
+    mean, low, high, n = paired_difference(units, baseline)
+    return f"{mean * 100:+.1f} ({low * 100:+.1f}..{high * 100:+.1f}) against {name} on {n}" if n else ""
+
+
+def account(run: Path, arm: str, baseline: str) -> list[str]:
+    ledger = Ledger(run / "results.jsonl")
+    units = ledger.rows(arm)
+    if not units:
+        raise SystemExit(f"synthesis_cost: the run has no rows of arm {arm!r}")
+    variants = [u for u in units if u["route"] == "synthesized"]
+    spent = [u for u in units if total_tokens(u) is not None]
+    written = sum((u["synthesis_tokens"] or 0) + (u["repair_tokens"] or 0) for u in spent)
+    share = written / sum(total_tokens(u) for u in spent)
+    lines = [f"{arm}: synthesis and repair {written:,} tokens, {share:.1%} of the arm's "
+             f"({len(units) - len(spent)} units' counts unknown)"]
+    names = harness_names(run, arm)
+    ran = [u for u in units if "~" in names.get(u["task_id"], "")]
+    for what, chosen in (("written and ran (route synthesized)", variants),
+                         ("ran a meta-model's variant (any route)", ran)):
+        lines.append(f"  {len(chosen)} of {len(units)} units {what}" + (
+            f": {statistics.fmean(u['reward'] for u in chosen):.1%}, "
+            + (versus(chosen, ledger.rows(baseline), baseline) or f"no {baseline} rows") if chosen else ""))
+    for seed in sorted({SEED.match(names[u["task_id"]]).group() for u in ran}):
+        own = [u for u in ran if SEED.match(names[u["task_id"]]).group() == seed]
+        paired = versus(own, ledger.rows(f"fixed:{seed}"), f"the seed itself, fixed:{seed}")
+        mean = statistics.fmean(u["reward"] for u in own)
+        lines.append(f"    variants of {seed}: {len(own)} units, {mean:.1%}"
+                     + (f", {paired}" if paired else " (the seed ran no fixed arm here)"))
+    return lines
+
+
+def harness_names(run: Path, arm: str) -> dict[str, str]:
+    """The harness each of the arm's tasks ran, by name, from the run's trajectories (plain or gzipped)."""
+    path = next((p for p in (run / "trajectories.jsonl", run / "trajectories.jsonl.gz") if p.is_file()), None)
+    if path is None:
+        raise SystemExit(f"synthesis_cost: {run} has no trajectories.jsonl(.gz)")
+    with (gzip.open(path, "rt") if path.suffix == ".gz" else path.open()) as f:
+        return {t["task_id"]: t.get("harness") or "" for t in map(json.loads, f) if t.get("arm") == arm}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("run", type=Path)
+    parser.add_argument("--arm", default="jit_examples", choices=STREAM_ARMS)
+    parser.add_argument("--baseline", default="fixed:program_of_thought", help="an arm of the same run")
+    args = parser.parse_args()
+    print("\n".join(account(args.run, args.arm, args.baseline)))
+
+
+if __name__ == "__main__":
+    main()

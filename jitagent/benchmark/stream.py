@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness_bank.bank import copy_bank
+from harness_bank.router import RouterConfig
 from jitagent.benchmark.arms import BARE, STREAMED_ARMS, WARMED_ARMS
 from jitagent.benchmark.bare import BareModel
 from jitagent.benchmark.checking import scored
@@ -60,6 +61,7 @@ class StreamConfig:
     retrain_every: int = 0  # verified runs between two adapter trainings (0: never)
     untyped: bool = False  # the JIT arms get no task type, as most clients send: clusters come from the text
     practice: int = 0  # arms tried again on a failed task, its check handed with the report (0: never)
+    routing_only: bool = False  # the JIT arms never draw synthesis: no variant, written or free (an ablation)
 
 
 class Stream:
@@ -102,7 +104,9 @@ class Stream:
         retrain = RetrainConfig(every=self.config.retrain_every)
         # each try the budget a served unit has
         practice = PracticeConfig(tries=self.config.practice, budget_s=self.bench.unit_budget_s)
-        return self.bench.stream_pipeline(path, config=PipelineConfig(retrain=retrain, practice=practice))
+        router = RouterConfig(synth_start=0, synth_floor=0) if self.config.routing_only else RouterConfig()
+        return self.bench.stream_pipeline(path, config=PipelineConfig(retrain=retrain, practice=practice,
+                                                                      router=router))
 
     async def _fixed(self, name: str, task: Task, order: int) -> dict | None:
         arm = f"fixed:{name}"

@@ -199,7 +199,8 @@ def cmd_bench(args) -> int:
         from jitagent.benchmark.stream import StreamConfig, run_stream
 
         stream = StreamConfig(per_family=args.stream, seed=args.stream_seed, window=args.window,
-                              retrain_every=args.retrain_every, untyped=args.untyped, practice=args.practice)
+                              retrain_every=args.retrain_every, untyped=args.untyped, practice=args.practice,
+                              routing_only=args.routing_only)
         print(run_stream(config, stream, solver, meta, command, args.report_only))
     else:
         print(run_bench(config, solver, meta, command, writer, args.report_only))
@@ -348,6 +349,9 @@ def _add_stream_options(p) -> None:
     p.add_argument("--untyped", action="store_true",
                    help="with --stream: the JIT arms get no task type (clusters from the text, as most "
                    "clients send); the report still reads the families")
+    p.add_argument("--routing-only", action="store_true",
+                   help="with --stream: the JIT arms never draw synthesis (no meta-model variant, no "
+                   "examples or adapter variant): routing among the start bank's arms alone, an ablation")
     p.add_argument("--practice", type=FieldRange("jitagent.improvement.practice:PracticeConfig", "tries"),
                    default=0,
                    help="with --stream: on a failure reported with its check, the server tries the task "

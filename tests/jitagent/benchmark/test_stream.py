@@ -176,6 +176,18 @@ def test_an_untyped_stream_gives_the_jit_arm_no_family_and_the_report_still_read
     assert "| jit_stream | 0." in stream.report("bench --untyped").split("per family")[1]  # by family
 
 
+def test_a_routing_only_stream_draws_no_variant_where_the_same_stream_otherwise_does(tmp_path):
+    def routes(folder, routing_only):
+        bench = make_bench(tmp_path / folder, arms=("fixed", "jit_stream"), per_split={"final": 3},
+                           fixed_top=1)
+        asyncio.run(Stream(bench, StreamConfig(per_family=3, window=2, routing_only=routing_only)).run(
+            progress=False))
+        return {r["route"] for r in stream_rows(bench.ledger)["jit_stream"].values()}
+
+    assert routes("default", False) & {"synthesized", "variant"}
+    assert not routes("routing", True) & {"synthesized", "variant"}
+
+
 def test_a_report_is_recomputed_from_the_ledger_alone_running_nothing(tmp_path):
     stream = make_stream(tmp_path)
     asyncio.run(stream.run(progress=False))

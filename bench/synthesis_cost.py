@@ -22,48 +22,54 @@ from jitagent.benchmark.arms import STREAM_ARMS
 from jitagent.benchmark.ledger import Ledger, total_tokens
 from jitagent.benchmark.stats import paired_difference
 
-SEED = re.compile(r"[^~+]+")  # a variant's name begins with its seed's (`program_of_thought~94f72c+ex2`)
+SEED = re.compile(r"[^~+@/]+")  # a variant's name begins with its seed's (`program_of_thought~94f72c+ex2`)
 
 
 def versus(units: list[dict], baseline: list[dict], name: str) -> str:
+    if not baseline:
+        return f"{name} did not run here"
     mean, low, high, n = paired_difference(units, baseline)
-    return f"{mean * 100:+.1f} ({low * 100:+.1f}..{high * 100:+.1f}) against {name} on {n}" if n else ""
+    return f"{mean * 100:+.1f} ({low * 100:+.1f}..{high * 100:+.1f}) against {name} on {n}" if n \
+        else f"no task paired with {name}"
 
 
 def account(run: Path, arm: str, baseline: str) -> list[str]:
     ledger = Ledger(run / "results.jsonl")
     units = ledger.rows(arm)
-    if not units:
-        raise SystemExit(f"synthesis_cost: the run has no rows of arm {arm!r}")
-    variants = [u for u in units if u["route"] == "synthesized"]
+    if not units or "route" not in units[0]:
+        raise SystemExit(f"synthesis_cost: the run has no stream rows of arm {arm!r}")
     spent = [u for u in units if total_tokens(u) is not None]
     written = sum((u["synthesis_tokens"] or 0) + (u["repair_tokens"] or 0) for u in spent)
-    share = written / sum(total_tokens(u) for u in spent)
-    lines = [f"{arm}: synthesis and repair {written:,} tokens, {share:.1%} of the arm's "
-             f"({len(units) - len(spent)} units' counts unknown)"]
+    total = sum(total_tokens(u) for u in spent)
+    cut = sum(u["synthesis_tokens"] is None for u in units)  # out of budget while a variant was written
+    lines = [f"{arm}: synthesis and repair {written:,} tokens, "
+             + (f"{written / total:.1%} of the arm's" if total else "of no known total")
+             + f" ({len(units) - len(spent)} units' counts unknown, {cut} of them cut off in synthesis)"]
     names = harness_names(run, arm)
-    ran = [u for u in units if "~" in names.get(u["task_id"], "")]
-    for what, chosen in (("written and ran (route synthesized)", variants),
+    name = {id(u): names.get((u["task_id"], u["repeat"]), "") for u in units}
+    ran = [u for u in units if "~" in name[id(u)]]
+    for what, chosen in (("on the route synthesized", [u for u in units if u["route"] == "synthesized"]),
                          ("ran a meta-model's variant (any route)", ran)):
         lines.append(f"  {len(chosen)} of {len(units)} units {what}" + (
             f": {statistics.fmean(u['reward'] for u in chosen):.1%}, "
-            + (versus(chosen, ledger.rows(baseline), baseline) or f"no {baseline} rows") if chosen else ""))
-    for seed in sorted({SEED.match(names[u["task_id"]]).group() for u in ran}):
-        own = [u for u in ran if SEED.match(names[u["task_id"]]).group() == seed]
-        paired = versus(own, ledger.rows(f"fixed:{seed}"), f"the seed itself, fixed:{seed}")
+            + versus(chosen, ledger.rows(baseline), baseline) if chosen else ""))
+    for seed in sorted({SEED.match(name[id(u)]).group() for u in ran}):
+        own = [u for u in ran if SEED.match(name[id(u)]).group() == seed]
         mean = statistics.fmean(u["reward"] for u in own)
-        lines.append(f"    variants of {seed}: {len(own)} units, {mean:.1%}"
-                     + (f", {paired}" if paired else " (the seed ran no fixed arm here)"))
+        lines.append(f"    variants of {seed}: {len(own)} units, {mean:.1%}, "
+                     + versus(own, ledger.rows(f"fixed:{seed}"), f"the seed itself, fixed:{seed}"))
     return lines
 
 
-def harness_names(run: Path, arm: str) -> dict[str, str]:
-    """The harness each of the arm's tasks ran, by name, from the run's trajectories (plain or gzipped)."""
+def harness_names(run: Path, arm: str) -> dict[tuple[str, int], str]:
+    """The harness each of the arm's units ran, by name, from the run's trajectories (plain or gzipped); a
+    unit traced twice (an infrastructure error, then its rerun) by its last."""
     path = next((p for p in (run / "trajectories.jsonl", run / "trajectories.jsonl.gz") if p.is_file()), None)
     if path is None:
         raise SystemExit(f"synthesis_cost: {run} has no trajectories.jsonl(.gz)")
     with (gzip.open(path, "rt") if path.suffix == ".gz" else path.open()) as f:
-        return {t["task_id"]: t.get("harness") or "" for t in map(json.loads, f) if t.get("arm") == arm}
+        return {(t["task_id"], t.get("repeat", 0)): t.get("harness") or "" for t in map(json.loads, f)
+                if t.get("arm") == arm}
 
 
 def main() -> None:

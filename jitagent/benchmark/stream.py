@@ -70,6 +70,9 @@ class Stream:
     def __init__(self, bench: Bench, config: StreamConfig):
         if unknown := set(bench.config.arms) - set(STREAMED_ARMS):
             raise ValueError(f"a stream runs the arms {list(STREAMED_ARMS)}, not {sorted(unknown)}")
+        if config.routing_only and config.retrain_every:
+            raise ValueError("--routing-only with --retrain-every: an adapter enters only as a variant, "
+                             "which a routing-only stream never draws")
         self.bench, self.config = bench, config
         self.tasks = load_stream(bench.config.suite, config.per_family, config.seed)
         self.bare = bare_model(bench.solver) if BARE in bench.config.arms else None

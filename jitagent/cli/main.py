@@ -350,8 +350,8 @@ def _add_stream_options(p) -> None:
                    help="with --stream: the JIT arms get no task type (clusters from the text, as most "
                    "clients send); the report still reads the families")
     p.add_argument("--routing-only", action="store_true",
-                   help="with --stream: the JIT arms never draw synthesis (no meta-model variant, no "
-                   "examples or adapter variant): routing among the start bank's arms alone, an ablation")
+                   help="with --stream: the JIT arms never draw synthesis (no new variant: none written, "
+                   "no examples or adapter variant): routing among the start bank's arms alone, an ablation")
     p.add_argument("--practice", type=FieldRange("jitagent.improvement.practice:PracticeConfig", "tries"),
                    default=0,
                    help="with --stream: on a failure reported with its check, the server tries the task "

@@ -25,11 +25,13 @@ def test_variants_are_found_by_name_in_the_trajectories_and_paired_with_their_se
     (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     names = {"a": "pot~1a2b3c", "b": "pot~1a2b3c+ex2", "c": "pot", "d": "cot~9f8e7d"}
     with gzip.open(tmp_path / "trajectories.jsonl.gz", "wt") as f:
-        f.writelines(json.dumps({"arm": "jit", "task_id": t, "harness": n}) + "\n" for t, n in names.items())
+        f.writelines(json.dumps({"arm": "jit", "task_id": t, "repeat": 0, "harness": n}) + "\n"
+                     for t, n in names.items())
     lines = synthesis_cost.account(tmp_path, "jit", "fixed:pot")
-    assert lines[0] == "jit: synthesis and repair 200 tokens, 40.0% of the arm's (1 units' counts unknown)"
-    assert lines[1].startswith("  1 of 4 units written and ran (route synthesized): 100.0%, +100.0 (")
+    assert lines[0] == ("jit: synthesis and repair 200 tokens, 40.0% of the arm's (1 units' counts unknown, "
+                        "0 of them cut off in synthesis)")
+    assert lines[1].startswith("  1 of 4 units on the route synthesized: 100.0%, +100.0 (")
     assert lines[2].startswith("  3 of 4 units ran a meta-model's variant (any route): 66.7%, +66.7 (")
-    assert lines[3].startswith("    variants of cot: 1 units, 0.0% (the seed ran no fixed arm here)")
+    assert lines[3] == "    variants of cot: 1 units, 0.0%, the seed itself, fixed:cot did not run here"
     assert lines[4] == ("    variants of pot: 2 units, 100.0%, +100.0 (+100.0..+100.0) against the seed "
                         "itself, fixed:pot on 2")

@@ -182,10 +182,16 @@ def test_a_routing_only_stream_draws_no_variant_where_the_same_stream_otherwise_
                            fixed_top=1)
         asyncio.run(Stream(bench, StreamConfig(per_family=3, window=2, routing_only=routing_only)).run(
             progress=False))
-        return {r["route"] for r in stream_rows(bench.ledger)["jit_stream"].values()}
+        rows = stream_rows(bench.ledger)["jit_stream"].values()
+        return {r["route"] for r in rows}, sum(r["synthesis_tokens"] or 0 for r in rows)
 
-    assert routes("default", False) & {"synthesized", "variant"}
-    assert not routes("routing", True) & {"synthesized", "variant"}
+    drawn = {"synthesized", "variant", "fallback"}
+    (default, written), (routing, none) = routes("default", False), routes("routing", True)
+    assert default & drawn and written > 0
+    assert not routing & drawn and none == 0
+    with pytest.raises(ValueError, match="routing-only"):  # its adapters could never be routed to
+        Stream(make_bench(tmp_path / "x", arms=("fixed", "jit_stream")),
+               StreamConfig(per_family=3, routing_only=True, retrain_every=2))
 
 
 def test_a_report_is_recomputed_from_the_ledger_alone_running_nothing(tmp_path):

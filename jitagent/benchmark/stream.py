@@ -59,7 +59,7 @@ class StreamConfig:
     seed: int = STREAM_SEED
     window: int = 100  # tasks per point of the curve
     retrain_every: int = 0  # verified runs between two adapter trainings (0: never)
-    untyped: bool = False  # the JIT arms get no task type, as most clients send: clusters come from the text
+    untyped: bool = False  # the JIT arms get no type nor tags, as most clients send: clusters from the text
     practice: int = 0  # arms tried again on a failed task, its check handed with the report (0: never)
     routing_only: bool = False  # the JIT arms never draw synthesis: no variant, written or free (an ablation)
 
@@ -223,8 +223,9 @@ def run_stream(config: BenchConfig, stream: StreamConfig, solver: ModelClient, m
 
 @dataclass
 class Reporting:
-    """A client that sends a task without its verifier (and, `untyped`, without its type), checks the answer
-    itself and reports the reward by the run's id, as a client's report arrives."""
+    """A client that sends a task without its verifier (and, `untyped`, without its type or tags: a tag the
+    suite gives every task, `reasoning_gym`, would make one cluster of them all), checks the answer itself
+    and reports the reward by the run's id, as a client's report arrives."""
 
     task: Task
     untyped: bool = False
@@ -232,7 +233,7 @@ class Reporting:
     @property
     def sent(self) -> Task:
         return self.task.model_copy(update={"verifier": VerifierSpec(kind="none")}
-                                    | ({"type": None} if self.untyped else {}))
+                                    | ({"type": None, "tags": []} if self.untyped else {}))
 
     async def answered(self, pipeline: JitPipeline, result: SolveResult, exhausted: bool) -> RunResult:
         """The answer checked and its reward reported, with the check (the server may practise a failure

@@ -347,8 +347,8 @@ def _add_stream_options(p) -> None:
     p.add_argument("--window", type=COUNT, default=100,
                    help="stream tasks per point of the curve (default: 100)")
     p.add_argument("--untyped", action="store_true",
-                   help="with --stream: the JIT arms get no task type (clusters from the text, as most "
-                   "clients send); the report still reads the families")
+                   help="with --stream: the JIT arms get no task type nor tags (clusters from the text, as "
+                   "most clients send); the report still reads the families")
     p.add_argument("--routing-only", action="store_true",
                    help="with --stream: the JIT arms never draw synthesis (no new variant: none written, "
                    "no examples or adapter variant): routing among the start bank's arms alone, an ablation")

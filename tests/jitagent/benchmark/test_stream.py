@@ -172,7 +172,7 @@ def test_an_untyped_stream_gives_the_jit_arm_no_family_and_the_report_still_read
     bank = bench.stream_pipeline(tmp_path / "out" / "jit_stream-stream.db").bank
     clusters = {r["cluster"] for r in bank.store.query("SELECT cluster FROM outcomes")}
     bank.close()
-    assert clusters and not any(c.startswith("type:") for c in clusters)  # clustered by their text
+    assert clusters and all(c.startswith("auto:") for c in clusters)  # by their text: no type, no tag
     assert "| jit_stream | 0." in stream.report("bench --untyped").split("per family")[1]  # by family
 
 

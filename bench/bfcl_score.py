@@ -25,8 +25,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import math
 import statistics
 import sys
@@ -42,7 +40,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from bfcl_suite import CATEGORIES, NO_CALL, entries  # noqa: E402
 
 from jitagent.benchmark.curve import gap, paired, stream_rows  # noqa: E402
-from jitagent.benchmark.ledger import Ledger, total_tokens  # noqa: E402
+from jitagent.benchmark.ledger import Ledger, read_traces, total_tokens  # noqa: E402
 
 MODEL = "jitagent"  # the model BFCL's checker is told of: one whose function names had dots made underscores
 NON_LIVE = ("simple_python", "multiple", "parallel", "parallel_multiple")
@@ -90,11 +88,8 @@ class Checker:
 def units(run: Path) -> dict[tuple[str, str], list[dict]]:
     """Each (arm, task) unit's calls, from the traces that kept them (the last line of a unit wins), as the
     stream writes them or as a committed ledger keeps them (gzipped)."""
-    calls, plain = {}, run / "trajectories.jsonl"
-    text = (plain.read_text() if plain.exists()
-            else gzip.decompress((run / "trajectories.jsonl.gz").read_bytes()).decode())
-    for line in text.splitlines():
-        trace = json.loads(line)
+    calls = {}
+    for trace in read_traces(run):
         if trace["repeat"] == 0 and "calls" in trace:
             calls[(trace["arm"], trace["task_id"])] = trace["calls"]
     return calls

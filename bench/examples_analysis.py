@@ -11,20 +11,15 @@ Usage: python bench/examples_analysis.py bench/results/rg-qwen-examples [--arm j
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 from collections import Counter, defaultdict
 from pathlib import Path
 from statistics import mean
 
-
-def read_jsonl(path: Path) -> list[dict]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt") as f:
-        return [json.loads(line) for line in f if line.strip()]
+from jitagent.benchmark.ledger import read_traces
 
 
-def latest(rows: list[dict]) -> dict[tuple[str, str], dict]:
+def latest(rows) -> dict[tuple[str, str], dict]:
     """The last row per (arm, task) of the first repeat, as the ledger resumes."""
     return {(r["arm"], r["task_id"]): r for r in rows if r["repeat"] == 0}
 
@@ -35,10 +30,8 @@ def main() -> None:
     parser.add_argument("run", type=Path)
     parser.add_argument("--arm", default="jit_examples")
     args = parser.parse_args()
-    units = latest(read_jsonl(args.run / "results.jsonl"))
-    traces_path = next(p for p in (args.run / "trajectories.jsonl.gz", args.run / "trajectories.jsonl")
-                       if p.exists())
-    traces = latest(read_jsonl(traces_path))
+    units = latest(json.loads(line) for line in (args.run / "results.jsonl").read_text().splitlines())
+    traces = latest(read_traces(args.run))
     fixed = sorted({a for a, _ in units if a.startswith("fixed:")})
     final = [r for (a, _), r in units.items() if a == args.arm]
     best = max(fixed, key=lambda a: mean(units[(a, r["task_id"])]["reward"] for r in final))

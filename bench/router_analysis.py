@@ -8,14 +8,12 @@ what synthesized variants earned against their parents, and the synthesis prompt
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import statistics
 from collections import Counter, defaultdict
 from pathlib import Path
 
 from harness_bank.router import ROUTES
-from jitagent.benchmark.ledger import Ledger, total_tokens
+from jitagent.benchmark.ledger import Ledger, read_traces, total_tokens
 from jitagent.benchmark.stats import best_fixed, per_task
 
 
@@ -68,15 +66,9 @@ def analyse(folder: Path) -> str:
 
 def _harnesses(folder: Path, arm: str, baseline: dict[str, float]) -> list[str]:
     """Which harnesses the arm ran (by root seed), what they earned; synthesis prompt over the stream."""
-    path = folder / "trajectories.jsonl"
-    packed = path.with_suffix(".jsonl.gz")  # committed runs keep their trajectories compressed
-    if path.exists():
-        text = path.read_text()
-    elif packed.exists():
-        text = gzip.decompress(packed.read_bytes()).decode()
-    else:
+    traces = [t for t in read_traces(folder) if t["arm"] == arm]
+    if not traces:
         return []
-    traces = [t for t in map(json.loads, text.splitlines()) if t["arm"] == arm]
     by_harness = defaultdict(list)
     for t in traces:
         by_harness[t.get("harness", "?")].append(t["reward"])

@@ -12,14 +12,13 @@ Usage: python bench/synthesis_cost.py RUN [--arm jit_examples] [--baseline fixed
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import re
 import statistics
+from collections import defaultdict
 from pathlib import Path
 
 from jitagent.benchmark.arms import STREAM_ARMS
-from jitagent.benchmark.ledger import Ledger, total_tokens
+from jitagent.benchmark.ledger import Ledger, read_traces, total_tokens
 from jitagent.benchmark.stats import paired_difference
 
 SEED = re.compile(r"[^~+@/]+")  # a variant's name begins with its seed's (`program_of_thought~94f72c+ex2`)
@@ -45,31 +44,27 @@ def account(run: Path, arm: str, baseline: str) -> list[str]:
     lines = [f"{arm}: synthesis and repair {written:,} tokens, "
              + (f"{written / total:.1%} of the arm's" if total else "of no known total")
              + f" ({len(units) - len(spent)} units' counts unknown, {cut} of them cut off in synthesis)"]
-    names = harness_names(run, arm)
-    name = {id(u): names.get((u["task_id"], u["repeat"]), "") for u in units}
-    ran = [u for u in units if "~" in name[id(u)]]
+    # the name of each unit's harness: the ledger holds its id; a unit traced twice (an infrastructure
+    # error, then its rerun) by its last trace
+    names = {(t["task_id"], t.get("repeat", 0)): t.get("harness") or ""
+             for t in read_traces(run) if t.get("arm") == arm}
+    if not names:
+        raise SystemExit(f"synthesis_cost: {run} has no trajectories of arm {arm!r}")
+    by_seed = defaultdict(list)
+    for u in units:
+        if "~" in (name := names.get((u["task_id"], u["repeat"]), "")):
+            by_seed[SEED.match(name).group()].append(u)
+    ran = [u for own in by_seed.values() for u in own]
     for what, chosen in (("on the route synthesized", [u for u in units if u["route"] == "synthesized"]),
                          ("ran a meta-model's variant (any route)", ran)):
         lines.append(f"  {len(chosen)} of {len(units)} units {what}" + (
             f": {statistics.fmean(u['reward'] for u in chosen):.1%}, "
             + versus(chosen, ledger.rows(baseline), baseline) if chosen else ""))
-    for seed in sorted({SEED.match(name[id(u)]).group() for u in ran}):
-        own = [u for u in ran if SEED.match(name[id(u)]).group() == seed]
+    for seed, own in sorted(by_seed.items()):
         mean = statistics.fmean(u["reward"] for u in own)
         lines.append(f"    variants of {seed}: {len(own)} units, {mean:.1%}, "
                      + versus(own, ledger.rows(f"fixed:{seed}"), f"the seed itself, fixed:{seed}"))
     return lines
-
-
-def harness_names(run: Path, arm: str) -> dict[tuple[str, int], str]:
-    """The harness each of the arm's units ran, by name, from the run's trajectories (plain or gzipped); a
-    unit traced twice (an infrastructure error, then its rerun) by its last."""
-    path = next((p for p in (run / "trajectories.jsonl", run / "trajectories.jsonl.gz") if p.is_file()), None)
-    if path is None:
-        raise SystemExit(f"synthesis_cost: {run} has no trajectories.jsonl(.gz)")
-    with (gzip.open(path, "rt") if path.suffix == ".gz" else path.open()) as f:
-        return {(t["task_id"], t.get("repeat", 0)): t.get("harness") or "" for t in map(json.loads, f)
-                if t.get("arm") == arm}
 
 
 def main() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import time
 from pathlib import Path
@@ -51,6 +52,17 @@ class Ledger:
 
     def arms(self) -> list[str]:
         return list(dict.fromkeys(a for a, _, _ in self.units))
+
+
+def read_traces(run: Path) -> list[dict]:
+    """A run's trajectories, in the order written: `trajectories.jsonl` as a run writes it, or gzipped as a
+    committed ledger keeps it; none where neither is there."""
+    plain = run / "trajectories.jsonl"
+    path = plain if plain.is_file() else plain.with_suffix(".jsonl.gz")
+    if not path.is_file():
+        return []
+    with (gzip.open(path, "rt") if path.suffix == ".gz" else path.open()) as f:
+        return [json.loads(line) for line in f if line.strip()]
 
 
 def unit_row(arm: str, task: Task, repeat: int, run, *, budget_exhausted: bool, route: str = "fixed",

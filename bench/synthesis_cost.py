@@ -4,7 +4,8 @@ variant ran (its name carries the edit's `~digest`, which only the trajectories 
 harnesses by id), each with its mean reward and its paired difference against a baseline arm of the same
 run on the same tasks, and per seed the variants descend from, against that seed where it ran as a fixed
 arm on the same tasks; and the arm's synthesis and repair tokens as a share of all its tokens (issue 43:
-where the variants lose, synthesis may cost at most 5% of the stream's tokens).
+where the variants lose, synthesis may cost at most 5% of the stream's tokens). The same for every unit an
+adapter's variant ran (its name carries `@adapter`): what the weights trained on the stream earned.
 
 Usage: python bench/synthesis_cost.py RUN [--arm jit_examples] [--baseline fixed:program_of_thought]
 """
@@ -22,6 +23,8 @@ from jitagent.benchmark.ledger import Ledger, read_traces, total_tokens
 from jitagent.benchmark.stats import paired_difference
 
 SEED = re.compile(r"[^~+@/]+")  # a variant's name begins with its seed's (`program_of_thought~94f72c+ex2`)
+# what marks a harness's name: a meta-model's edit (`~digest`), an adapter's solver (`@adapter`)
+MARKS = (("a meta-model's variant", "~"), ("an adapter", "@"))
 
 
 def versus(units: list[dict], baseline: list[dict], name: str) -> str:
@@ -30,6 +33,13 @@ def versus(units: list[dict], baseline: list[dict], name: str) -> str:
     mean, low, high, n = paired_difference(units, baseline)
     return f"{mean * 100:+.1f} ({low * 100:+.1f}..{high * 100:+.1f}) against {name} on {n}" if n \
         else f"no task paired with {name}"
+
+
+def summary(chosen: list[dict], ledger: Ledger, baseline: str) -> str:
+    if not chosen:
+        return ""
+    return f": {statistics.fmean(u['reward'] for u in chosen):.1%}, " + versus(chosen, ledger.rows(baseline),
+                                                                                baseline)
 
 
 def account(run: Path, arm: str, baseline: str) -> list[str]:
@@ -50,20 +60,21 @@ def account(run: Path, arm: str, baseline: str) -> list[str]:
              for t in read_traces(run) if t.get("arm") == arm}
     if not names:
         raise SystemExit(f"synthesis_cost: {run} has no trajectories of arm {arm!r}")
-    by_seed = defaultdict(list)
-    for u in units:
-        if "~" in (name := names.get((u["task_id"], u["repeat"]), "")):
-            by_seed[SEED.match(name).group()].append(u)
-    ran = [u for own in by_seed.values() for u in own]
-    for what, chosen in (("on the route synthesized", [u for u in units if u["route"] == "synthesized"]),
-                         ("ran a meta-model's variant (any route)", ran)):
-        lines.append(f"  {len(chosen)} of {len(units)} units {what}" + (
-            f": {statistics.fmean(u['reward'] for u in chosen):.1%}, "
-            + versus(chosen, ledger.rows(baseline), baseline) if chosen else ""))
-    for seed, own in sorted(by_seed.items()):
-        mean = statistics.fmean(u["reward"] for u in own)
-        lines.append(f"    variants of {seed}: {len(own)} units, {mean:.1%}, "
-                     + versus(own, ledger.rows(f"fixed:{seed}"), f"the seed itself, fixed:{seed}"))
+    synthesized = [u for u in units if u["route"] == "synthesized"]
+    lines.append(f"  {len(synthesized)} of {len(units)} units on the route synthesized"
+                 + summary(synthesized, ledger, baseline))
+    for what, mark in MARKS:
+        by_seed = defaultdict(list)
+        for u in units:
+            if mark in (name := names.get((u["task_id"], u["repeat"]), "")):
+                by_seed[SEED.match(name).group()].append(u)
+        ran = [u for own in by_seed.values() for u in own]
+        lines.append(f"  {len(ran)} of {len(units)} units ran {what} (any route)"
+                     + summary(ran, ledger, baseline))
+        for seed, own in sorted(by_seed.items()):
+            mean = statistics.fmean(u["reward"] for u in own)
+            lines.append(f"    {what} of {seed}: {len(own)} units, {mean:.1%}, "
+                         + versus(own, ledger.rows(f"fixed:{seed}"), f"the seed itself, fixed:{seed}"))
     return lines
 
 

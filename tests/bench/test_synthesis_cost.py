@@ -1,4 +1,5 @@
-"""bench/synthesis_cost.py: a stream arm's synthesis cost, and what its variants earned against their seed."""
+"""bench/synthesis_cost.py: a stream arm's synthesis cost, and what its variants (a meta-model's, an
+adapter's) earned against their seed."""
 
 import gzip
 import json
@@ -23,7 +24,7 @@ def test_variants_are_found_by_name_in_the_trajectories_and_paired_with_their_se
         unit("jit", "c", 0.0, "exploit", tokens=None),  # unknown: left out of the share, said
         unit("jit", "d", 0.0, "exploit")]
     (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    names = {"a": "pot~1a2b3c", "b": "pot~1a2b3c+ex2", "c": "pot", "d": "cot~9f8e7d"}
+    names = {"a": "pot~1a2b3c", "b": "pot~1a2b3c+ex2", "c": "pot@ab12cd34", "d": "cot~9f8e7d"}
     with gzip.open(tmp_path / "trajectories.jsonl.gz", "wt") as f:
         f.writelines(json.dumps({"arm": "jit", "task_id": t, "repeat": 0, "harness": n}) + "\n"
                      for t, n in names.items())
@@ -32,6 +33,10 @@ def test_variants_are_found_by_name_in_the_trajectories_and_paired_with_their_se
                         "0 of them cut off in synthesis)")
     assert lines[1].startswith("  1 of 4 units on the route synthesized: 100.0%, +100.0 (")
     assert lines[2].startswith("  3 of 4 units ran a meta-model's variant (any route): 66.7%, +66.7 (")
-    assert lines[3] == "    variants of cot: 1 units, 0.0%, the seed itself, fixed:cot did not run here"
-    assert lines[4] == ("    variants of pot: 2 units, 100.0%, +100.0 (+100.0..+100.0) against the seed "
-                        "itself, fixed:pot on 2")
+    assert lines[3] == ("    a meta-model's variant of cot: 1 units, 0.0%, the seed itself, fixed:cot "
+                        "did not run here")
+    assert lines[4] == ("    a meta-model's variant of pot: 2 units, 100.0%, +100.0 (+100.0..+100.0) against "
+                        "the seed itself, fixed:pot on 2")
+    assert lines[5].startswith("  1 of 4 units ran an adapter (any route): 0.0%, +0.0 (")
+    assert lines[6] == ("    an adapter of pot: 1 units, 0.0%, +0.0 (+0.0..+0.0) against the seed itself, "
+                        "fixed:pot on 1")

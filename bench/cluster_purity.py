@@ -11,6 +11,7 @@ import argparse
 import sqlite3
 import statistics
 from collections import defaultdict
+from contextlib import closing
 from pathlib import Path
 
 from jitagent.benchmark.ledger import Ledger
@@ -18,8 +19,8 @@ from jitagent.benchmark.ledger import Ledger
 
 def clusters(bank: Path) -> dict[str, str]:
     """Each task's cluster, from its first run in the bank (read-only)."""
-    db = sqlite3.connect(f"file:{bank}?mode=ro", uri=True)
-    rows = db.execute("SELECT task_id, cluster FROM runs ORDER BY created_at").fetchall()
+    with closing(sqlite3.connect(f"file:{bank}?mode=ro", uri=True)) as db:
+        rows = db.execute("SELECT task_id, cluster FROM runs ORDER BY created_at").fetchall()
     first: dict[str, str] = {}
     for task_id, cluster in rows:
         first.setdefault(task_id, cluster)

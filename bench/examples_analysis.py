@@ -11,12 +11,11 @@ Usage: python bench/examples_analysis.py bench/results/rg-qwen-examples [--arm j
 from __future__ import annotations
 
 import argparse
-import json
 from collections import Counter, defaultdict
 from pathlib import Path
 from statistics import mean
 
-from jitagent.benchmark.ledger import read_traces
+from jitagent.benchmark.ledger import Ledger, read_traces
 
 
 def latest(rows) -> dict[tuple[str, str], dict]:
@@ -30,7 +29,7 @@ def main() -> None:
     parser.add_argument("run", type=Path)
     parser.add_argument("--arm", default="jit_examples")
     args = parser.parse_args()
-    units = latest(json.loads(line) for line in (args.run / "results.jsonl").read_text().splitlines())
+    units = latest(Ledger(args.run / "results.jsonl").units.values())
     traces = latest(read_traces(args.run))
     fixed = sorted({a for a, _ in units if a.startswith("fixed:")})
     final = [r for (a, _), r in units.items() if a == args.arm]

@@ -10,6 +10,7 @@ import json
 import re
 
 from jitagent.runtime.parsing import CODE_BLOCK, ToolCall, code_blocks, has_final, parse_react
+from jitagent.tasks.conversation import calls_written
 from jitagent.tasks.task import ClientTool, referred
 
 OPENING = re.compile(r"[\[{]")
@@ -94,14 +95,17 @@ def schema(tools: list[ClientTool]) -> dict:
 def read(reply: str, tools: list[ClientTool]) -> list[ToolCall]:
     """The calls of `tools` a reply makes: JSON objects {tool|name, args|arguments|parameters} (or OpenAI's
     {"function": {...}}), one or a list, anywhere in it (in <tool_call> tags, fenced or bare); else a ReAct
-    `Action:` that names one; else calls written as Python, `name(3, unit="m")` (`python_calls`). An object
-    that names no client tool is no call."""
+    `Action:` that names one; else calls in the notation a conversation shows earlier calls in
+    (`called name({...})`, `conversation.calls_written`); else calls written as Python, `name(3, unit="m")`
+    (`python_calls`). An object that names no client tool is no call."""
     names = {t.name for t in tools}
     calls = [call for value in json_values(reply) for item in (value if isinstance(value, list) else [value])
              if (call := _as_call(item, names)) is not None]
     if not calls and (react := parse_react(reply)) is not None and react.tool in names:
         args = next(iter(json_values(react.args)), react.args) if isinstance(react.args, str) else react.args
         calls.append(ToolCall(react.tool, args))
+    if not calls and not has_final(reply):
+        calls = [ToolCall(name, args) for name, args in calls_written(reply) if name in names]
     return calls or python_calls(reply, tools)
 
 
@@ -142,13 +146,20 @@ def _literal_call(node: ast.Call, names: list[str]) -> ToolCall | None:
 
 
 def repaired(call: ToolCall, tools: list[ClientTool]) -> ToolCall:
-    """`call` without the arguments its schema forbids (`additionalProperties: false`): a small model adds
-    made-up ones to an otherwise good call."""
+    """`call` with its arguments unwrapped where a small model wrote them in the schema's own shape
+    (`{"type": "object", "properties": {"order_id": "A-1"}}`, the shape of the functions it was shown) and
+    the function takes no such arguments; then without those its schema forbids (`additionalProperties:
+    false`): a small model adds made-up ones to an otherwise good call."""
     parameters = next(t.parameters for t in tools if t.name == call.tool)
-    if not isinstance(call.args, dict) or parameters.get("additionalProperties", True) is not False:
+    args, known = call.args, parameters.get("properties", {})
+    if not isinstance(args, dict):
         return call
-    known = parameters.get("properties", {})
-    return ToolCall(call.tool, {k: v for k, v in call.args.items() if k in known})
+    if (args.get("type") == "object" and isinstance(args.get("properties"), dict)
+            and set(args) <= {"type", "properties", "required"} and not {"type", "properties"} & set(known)):
+        args = args["properties"]
+    if parameters.get("additionalProperties", True) is False:
+        args = {k: v for k, v in args.items() if k in known}
+    return ToolCall(call.tool, args)
 
 
 def problem(call: ToolCall, tools: list[ClientTool]) -> str | None:

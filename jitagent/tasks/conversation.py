@@ -5,10 +5,33 @@ so the same conversation is the same task, whichever door it came through."""
 
 from __future__ import annotations
 
+import json
+import re
+
+CALLED = re.compile(r"\bcalled ([A-Za-z_][\w.-]*)\(")
+RETURNED = re.compile(r"\b[A-Za-z_][\w.-]* returned: ")
+
 
 def called(name: str, arguments: str) -> str:
     """An assistant's call as the text shows it (`arguments`: its JSON)."""
     return f"called {name}({arguments})"
+
+
+def calls_written(text: str) -> list[tuple[str, object]]:
+    """The calls `text` writes in `called`'s notation, each (name, arguments): a model shown a conversation
+    answers in the notation it was shown. Only those before the first result it writes itself: a call after
+    a made-up result would act on it."""
+    made_up = RETURNED.search(text)
+    text = text[:made_up.start()] if made_up else text
+    decoder, calls = json.JSONDecoder(), []
+    for match in CALLED.finditer(text):
+        try:
+            arguments, end = decoder.raw_decode(text, match.end())
+        except (ValueError, RecursionError):
+            continue
+        if text[end:end + 1] == ")":
+            calls.append((match.group(1), arguments))
+    return calls
 
 
 def returned(name: str, result: str) -> str:

@@ -81,6 +81,28 @@ def test_objects_that_name_no_client_function_are_no_call():
     assert client_calls.read("Final answer: 42", [TOTAL]) == []
 
 
+@pytest.mark.parametrize(("reply", "calls"), [
+    ('called area({"width": 3, "height": 4})', [ToolCall("area", {"width": 3, "height": 4})]),
+    ('assistant: called area({"width": 3, "height": 4})\n\ntool: area returned: 12\n\n'
+     'called area({"width": 12, "height": 1})', [ToolCall("area", {"width": 3, "height": 4})]),
+    ('called volume({"width": 3})', []),  # no client function of that name
+    ('called area({"width": 3, "height": 4})\narea returned: 12\nFinal answer: 12', []),
+])
+def test_a_call_in_the_notation_the_conversation_shows_calls_in_is_read_back(reply, calls):
+    """A model shown earlier calls as `called name({...})` (tasks.conversation) answers the same way; what
+    it writes after a result it made up itself acts on that result, and is not sent."""
+    assert client_calls.read(reply, [AREA]) == calls
+
+
+def test_arguments_written_in_the_schemas_shape_are_unwrapped():
+    shaped = ToolCall("get_order_total", {"type": "object", "properties": {"order_id": "A-1001"}})
+    assert client_calls.repaired(shaped, [TOTAL]) == ToolCall("get_order_total", {"order_id": "A-1001"})
+    typed = ClientTool(name="f", parameters={"type": "object", "properties": {"type": {"type": "string"},
+                                                                              "properties": {}}})
+    own = ToolCall("f", {"type": "object", "properties": {}})
+    assert client_calls.repaired(own, [typed]) == own  # the function's own arguments of those names
+
+
 def test_arguments_a_strict_schema_forbids_are_dropped_before_the_check():
     strict = ClientTool(name="get_order_total", parameters=TOTAL.parameters | {"additionalProperties": False})
     made_up = ToolCall("get_order_total", {"order_id": "A-1001", "total_apples": 100})

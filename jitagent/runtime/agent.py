@@ -215,7 +215,8 @@ class Runtime:
     async def _execute(self, run: Run, talk: Conversation, reply: str) -> Attempt | None:
         """Carry out a reply: an answer ends the loop, a tool call's observation joins the history, a call
         of the client's functions pauses the run."""
-        if run.task.client_tools and (calls := client_calls.read(reply, run.task.client_tools)):
+        tools = run.task.client_tools
+        if tools and (calls := client_calls.read(reply, tools, said=run.task.prompt)):
             return await self._call_client(run, talk, calls)
         call = run.action.call(reply)
         if call is None:

@@ -10,7 +10,7 @@ import json
 import re
 
 from jitagent.runtime.parsing import CODE_BLOCK, ToolCall, code_blocks, has_final, parse_react
-from jitagent.tasks.conversation import calls_written
+from jitagent.tasks.conversation import before_results, calls_written
 from jitagent.tasks.task import ClientTool, referred
 
 OPENING = re.compile(r"[\[{]")
@@ -92,12 +92,14 @@ def schema(tools: list[ClientTool]) -> dict:
                        "required": ["tool", "args"]} for t in tools]}
 
 
-def read(reply: str, tools: list[ClientTool]) -> list[ToolCall]:
+def read(reply: str, tools: list[ClientTool], said: str = "") -> list[ToolCall]:
     """The calls of `tools` a reply makes: JSON objects {tool|name, args|arguments|parameters} (or OpenAI's
     {"function": {...}}), one or a list, anywhere in it (in <tool_call> tags, fenced or bare); else a ReAct
-    `Action:` that names one; else calls in the notation a conversation shows earlier calls in
-    (`called name({...})`, `conversation.calls_written`); else calls written as Python, `name(3, unit="m")`
-    (`python_calls`). An object that names no client tool is no call."""
+    `Action:` that names one; else calls in the notation the conversation so far (`said`) shows earlier calls
+    in, `called name({...})` — a model shown it answers in it — up to the first result the reply makes up (a
+    call after it would act on it), and none the conversation already shows (that is the reply restating
+    it); else calls written as Python, `name(3, unit="m")` (`python_calls`). An object that names no client
+    tool is no call."""
     names = {t.name for t in tools}
     calls = [call for value in json_values(reply) for item in (value if isinstance(value, list) else [value])
              if (call := _as_call(item, names)) is not None]
@@ -105,7 +107,9 @@ def read(reply: str, tools: list[ClientTool]) -> list[ToolCall]:
         args = next(iter(json_values(react.args)), react.args) if isinstance(react.args, str) else react.args
         calls.append(ToolCall(react.tool, args))
     if not calls and not has_final(reply):
-        calls = [ToolCall(name, args) for name, args in calls_written(reply) if name in names]
+        shown = calls_written(said)
+        calls = [ToolCall(name, args) for name, args in calls_written(before_results(reply))
+                 if name in names and (name, args) not in shown]
     return calls or python_calls(reply, tools)
 
 

@@ -18,11 +18,7 @@ def called(name: str, arguments: str) -> str:
 
 
 def calls_written(text: str) -> list[tuple[str, object]]:
-    """The calls `text` writes in `called`'s notation, each (name, arguments): a model shown a conversation
-    answers in the notation it was shown. Only those before the first result it writes itself: a call after
-    a made-up result would act on it."""
-    made_up = RETURNED.search(text)
-    text = text[:made_up.start()] if made_up else text
+    """The calls `text` writes in `called`'s notation, each (name, arguments)."""
     decoder, calls = json.JSONDecoder(), []
     for match in CALLED.finditer(text):
         try:
@@ -32,6 +28,12 @@ def calls_written(text: str) -> list[tuple[str, object]]:
         if text[end:end + 1] == ")":
             calls.append((match.group(1), arguments))
     return calls
+
+
+def before_results(text: str) -> str:
+    """`text` up to the first result it shows in `returned`'s notation."""
+    result = RETURNED.search(text)
+    return text[:result.start()] if result else text
 
 
 def returned(name: str, result: str) -> str:

@@ -10,6 +10,7 @@ from jitagent.models.scripted import ScriptedModel
 from jitagent.runtime import client_calls
 from jitagent.runtime.agent import Runtime
 from jitagent.runtime.parsing import ToolCall, parse_json_tool
+from jitagent.tasks.conversation import called, returned, transcript
 from jitagent.tasks.task import ClientTool, Task
 
 TOTAL = ClientTool(name="get_order_total", description="The total of an order.",
@@ -92,6 +93,18 @@ def test_a_call_in_the_notation_the_conversation_shows_calls_in_is_read_back(rep
     """A model shown earlier calls as `called name({...})` (tasks.conversation) answers the same way; what
     it writes after a result it made up itself acts on that result, and is not sent."""
     assert client_calls.read(reply, [AREA]) == calls
+
+
+def test_a_call_the_conversation_already_shows_is_the_reply_restating_it():
+    """The 0.5B answering from a result began its reply with the call it came from: read as a new call, the
+    Agents SDK's run looped to its turn limit."""
+    said = transcript([("user", "How large is a 3 by 4 room?"),
+                       ("assistant", called("area", '{"width": 3, "height": 4}')),
+                       ("tool", returned("area", "12"))])
+    reply = 'called area({"height": 4, "width": 3})\n\nThe room is 12 square metres.'
+    assert client_calls.read(reply, [AREA], said=said) == []
+    again = 'called area({"width": 4, "height": 5})'
+    assert client_calls.read(again, [AREA], said=said) == [ToolCall("area", {"width": 4, "height": 5})]
 
 
 def test_arguments_written_in_the_schemas_shape_are_unwrapped():

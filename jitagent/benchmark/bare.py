@@ -20,12 +20,12 @@ from jitagent.tasks.task import ClientTool, Task
 MAX_TOKENS = 512
 
 
-def parsed_calls(reply: str, tools: list[ClientTool]) -> list[dict]:
+def parsed_calls(reply: str, tools: list[ClientTool], said: str = "") -> list[dict]:
     """The calls a reply makes, read by the reader every harness's replies are read by
-    (`runtime.client_calls.read`: objects in `<tool_call>` tags, fenced or bare, a ReAct action, or Python
-    calls with literal arguments), so the arms differ by the harness, not the parser; nothing is repaired
-    or held to its schema."""
-    return [{"name": call.tool, "arguments": call.args} for call in client_calls.read(reply, tools)]
+    (`runtime.client_calls.read`: objects in `<tool_call>` tags, fenced or bare, a ReAct action, the
+    conversation's own notation, or Python calls with literal arguments), so the arms differ by the harness,
+    not the parser; nothing is repaired or held to its schema."""
+    return [{"name": call.tool, "arguments": call.args} for call in client_calls.read(reply, tools, said)]
 
 
 class BareModel:
@@ -69,7 +69,7 @@ class BareModel:
     def _result(task: Task, reply: str, usage: dict | None, wall_s: float, interrupted: bool = False,
                 error: str | None = None) -> RunResult:
         """The reply as a run: its calls, else its text as the answer; tokens unknown where it failed."""
-        calls = parsed_calls(reply, task.client_tools)
+        calls = parsed_calls(reply, task.client_tools, task.prompt)
         cost = Cost(prompt_tokens=usage["prompt_tokens"] if usage else None,
                     completion_tokens=usage["completion_tokens"] if usage else None, wall_s=wall_s)
         return RunResult(task_id=task.id, harness_id="bare", answer=None if calls or not reply else reply,

@@ -10,7 +10,7 @@ import json
 import re
 
 from jitagent.runtime.parsing import CODE_BLOCK, ToolCall, code_blocks, has_final, parse_react
-from jitagent.tasks.conversation import before_results, calls_written
+from jitagent.tasks.conversation import before_results, calls_written, this_turn
 from jitagent.tasks.task import ClientTool, referred
 
 OPENING = re.compile(r"[\[{]")
@@ -95,11 +95,12 @@ def schema(tools: list[ClientTool]) -> dict:
 def read(reply: str, tools: list[ClientTool], said: str = "") -> list[ToolCall]:
     """The calls of `tools` a reply makes: JSON objects {tool|name, args|arguments|parameters} (or OpenAI's
     {"function": {...}}), one or a list, anywhere in it (in <tool_call> tags, fenced or bare); else a ReAct
-    `Action:` that names one; else calls in the notation the conversation so far (`said`) shows earlier calls
-    in, `called name({...})` — a model shown it answers in it — up to the first result the reply makes up (a
-    call after it would act on it), and none the conversation already shows (that is the reply restating
-    it); else calls written as Python, `name(3, unit="m")` (`python_calls`). An object that names no client
-    tool is no call."""
+    `Action:` that names one; else, unless the reply gives its final answer, calls in the notation a
+    conversation shows earlier calls in, `called name({...})` (a model shown it answers in it), up to the
+    first line that shows a result (one the reply made up: a call after it would act on it), less those the
+    conversation so far (`said`) shows since the user last spoke, as sent (the reply restating them); else
+    calls written as Python, `name(3, unit="m")` (`python_calls`). An object that names no client tool is no
+    call."""
     names = {t.name for t in tools}
     calls = [call for value in json_values(reply) for item in (value if isinstance(value, list) else [value])
              if (call := _as_call(item, names)) is not None]
@@ -107,9 +108,10 @@ def read(reply: str, tools: list[ClientTool], said: str = "") -> list[ToolCall]:
         args = next(iter(json_values(react.args)), react.args) if isinstance(react.args, str) else react.args
         calls.append(ToolCall(react.tool, args))
     if not calls and not has_final(reply):
-        shown = calls_written(said)
-        calls = [ToolCall(name, args) for name, args in calls_written(before_results(reply))
-                 if name in names and (name, args) not in shown]
+        sent = [ToolCall(name, args) for name, args in calls_written(this_turn(said))]
+        written = [ToolCall(name, args) for name, args in calls_written(before_results(reply))
+                   if name in names]
+        calls = [call for call in written if repaired(call, tools) not in sent]
     return calls or python_calls(reply, tools)
 
 
@@ -155,7 +157,7 @@ def repaired(call: ToolCall, tools: list[ClientTool]) -> ToolCall:
     the function takes no such arguments; then without those its schema forbids (`additionalProperties:
     false`): a small model adds made-up ones to an otherwise good call."""
     parameters = next(t.parameters for t in tools if t.name == call.tool)
-    args, known = call.args, parameters.get("properties", {})
+    args, known = call.args, _followed(parameters, parameters).get("properties", {})
     if not isinstance(args, dict):
         return call
     if (args.get("type") == "object" and isinstance(args.get("properties"), dict)

@@ -103,8 +103,14 @@ def test_a_call_the_conversation_already_shows_is_the_reply_restating_it():
                        ("tool", returned("area", "12"))])
     reply = 'called area({"height": 4, "width": 3})\n\nThe room is 12 square metres.'
     assert client_calls.read(reply, [AREA], said=said) == []
-    again = 'called area({"width": 4, "height": 5})'
+    shaped = 'called area({"type": "object", "properties": {"width": 3, "height": 4}})'
+    assert client_calls.read(shaped, [AREA], said=said) == []  # the same call once repaired
+    again = 'called area( {"width": 4, "height": 5} )'
     assert client_calls.read(again, [AREA], said=said) == [ToolCall("area", {"width": 4, "height": 5})]
+    asked_again = transcript([("user", said), ("user", "And now?")])
+    assert client_calls.read(reply, [AREA], said=asked_again) == [ToolCall("area", {"height": 4, "width": 3})]
+    prose = 'called area({"width": 1, "height": 2}) as the old area returned: 2 was stale'
+    assert client_calls.read(prose, [AREA]) == [ToolCall("area", {"width": 1, "height": 2})]
 
 
 def test_arguments_written_in_the_schemas_shape_are_unwrapped():
